@@ -1,0 +1,41 @@
+# ndagent's tasks.  Only python3, make and git are needed: the first target that needs
+# tools makes .venv and installs ndagent (editable) with its development tools into it.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SAMPLE := tests/fixtures/sample.ndjson
+
+.PHONY: all demo test lint install man bench fuzz clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
+	@echo '$$ ndagent json $(SAMPLE)'
+	@$(BIN)/ndagent json $(SAMPLE)
+	@echo
+	@echo '$$ ndagent result $(SAMPLE)'
+	@$(BIN)/ndagent result $(SAMPLE)
+	@echo
+	@echo '$$ head -n 12 $(SAMPLE) | ndagent result; echo "exit status $$?"   # a run cut off'
+	@head -n 12 $(SAMPLE) | $(BIN)/ndagent result; echo "exit status $$?"
+
+test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check ndagent tests
+
+install:  ## for a user: pipx when there is one, else pip --user
+	if command -v pipx >/dev/null 2>&1; then pipx install --force .; \
+	else $(PYTHON) -m pip install --user .; fi
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -1,0 +1,281 @@
+"""The frame every ndagent command runs in.
+
+One place does what all the filters share: the options every command has, reading the
+FILE arguments in order as one stream, splitting it into runs, the policy for bad
+lines, one-line messages (``ndagent-VERB: FILE:LINE: message``), exit statuses, output
+flushed after each batch of input, and quiet exits when the reader of stdout goes away.
+A command declares its options (``build_parser``) and subclasses ``Command`` with what
+it does for each event and at the end of each run.
+"""
+
+import os
+import sys
+
+from ndagent import __version__
+
+# The commands, in the order the top-level help lists them: (verb, what it is for).
+COMMANDS = (
+    ("json", "convert a stream to the single-object json output format"),
+    ("result", "reassemble the assistant's full answer"),
+)
+
+EXIT_STATUS = """\
+exit status:
+  0    success
+  1    the stream is bad or incomplete: a run without a result event, a failed
+       run, a bad line under --strict
+  2    usage error, or a FILE that cannot be read
+  130  interrupted (Ctrl-C)
+  When the reader of standard output goes away (as in '| head -1'), the command
+  stops quietly, as cat does."""
+
+EXIT_OK, EXIT_BAD_STREAM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _argparse():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        """Usage errors in one line, as every other message."""
+
+        def error(self, message):
+            self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+    return argparse, Parser
+
+
+def command_parser(verb, summary, description, examples, converter=True):
+    """The parser of ``ndagent-VERB`` with the options every command shares; ``converter``
+    adds the bad-line policy options (``--strict``, ``-q``)."""
+    argparse, parser_class = _argparse()
+    parser = parser_class(
+        prog=f"ndagent-{verb}",
+        description=f"{summary}.\n\n{description}",
+        epilog=f"examples:\n{examples}\n\n{EXIT_STATUS}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files", nargs="*", metavar="FILE",
+        help="input streams, read in order as one; '-' or none: standard input")
+    if converter:
+        parser.add_argument(
+            "--strict", action="store_true",
+            help="stop with status 1 at the first line that is not a JSON object "
+                 "(by default such lines are skipped with a warning)")
+        parser.add_argument(
+            "-q", "--quiet", action="store_true",
+            help="do not print warnings (errors are still printed)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def build_parser():
+    """The parser of ``ndagent`` itself, which hands over to ``ndagent-VERB``."""
+    argparse, parser_class = _argparse()
+    listing = "\n".join(f"  {verb:<10}{summary}" for verb, summary in COMMANDS)
+    parser = parser_class(
+        prog="ndagent",
+        description=(
+            "Small Unix filters for the NDJSON event streams that AI coding agents print "
+            "(the Cursor Agent CLI's --output-format stream-json).\n\n"
+            f"commands:\n{listing}\n\n"
+            "'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; "
+            "'ndagent VERB --help' tells more."),
+        epilog=(
+            "examples:\n"
+            "  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent result\n"
+            "  ndagent json run.ndjson | jq -r .result\n\n" + EXIT_STATUS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", choices=[verb for verb, _ in COMMANDS], metavar="VERB",
+                        help="the command to run: " + ", ".join(v for v, _ in COMMANDS))
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG",
+                        help="the command's own options and FILEs")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def main(argv=None):
+    """``ndagent VERB ...``: run ``ndagent-VERB``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in dict(COMMANDS):
+        from importlib import import_module
+
+        return import_module(f"ndagent.cmd_{argv[0]}").main(argv[1:])
+    parser = build_parser()
+    if not argv:
+        parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
+    parser.parse_args(argv)
+    return EXIT_USAGE
+
+
+class _Stop(Exception):
+    """Ends the stream early with a status (``--strict`` at a bad line)."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+class Output:
+    """Standard output as bytes, written out at each ``flush`` (after each input batch)."""
+
+    def __init__(self, fd=1):
+        self.fd = fd
+        self.parts = []
+        self.size = 0
+
+    def write(self, data):
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size > 1 << 20:
+            self.flush()
+
+    def flush(self):
+        if not self.parts:
+            return
+        data = memoryview(b"".join(self.parts))
+        self.parts.clear()
+        self.size = 0
+        while data:
+            data = data[os.write(self.fd, data):]
+
+
+class Command:
+    """What one verb does with the stream.  The frame calls ``begin_run``, ``event``
+    (for each decoded event of the types in ``want``; all types when None), ``end_run``
+    and, at the end of the input, ``finish``; the defaults do nothing."""
+
+    want = None
+    # Keep integers beyond 64 bits exact (for commands that print values again).
+    exact = False
+    # Each FILE is a stream of its own (runs end with it; ``end_input`` is called).
+    per_input = False
+
+    def __init__(self, args, prog, out):
+        self.args = args
+        self.prog = prog
+        self.out = out
+        self.status = EXIT_OK
+        self.quiet = getattr(args, "quiet", False)
+
+    def begin_run(self, run):
+        pass
+
+    def event(self, event):
+        pass
+
+    def end_run(self, run):
+        """The run is over: ``run.result`` is its result event, or None.  By default a
+        run without a result, or one that reports failure, is an error."""
+        if run.result is None:
+            self.error(run, "run ended without a result event: the agent failed or was cut off")
+        else:
+            from ndagent.stream import is_failure
+
+            if is_failure(run.result.data):
+                self.error(run.result, "the run reported failure")
+
+    def end_input(self, source):
+        pass
+
+    def finish(self):
+        pass
+
+    def bad_line(self, bad):
+        """A line that is not a JSON object: skipped with a warning, or the end of the
+        stream under ``--strict``."""
+        if getattr(self.args, "strict", False):
+            self.error(bad, bad.reason)
+            raise _Stop(EXIT_BAD_STREAM)
+        self.warn(bad, "skipped: " + bad.reason)
+
+    def unreadable(self, item):
+        where = item.source if item.line is None else f"{item.source}:{item.line}"
+        self.say(f"{where}: cannot read: {item.reason}")
+        self.status = max(self.status, EXIT_USAGE)
+
+    def error(self, where, text):
+        """An error at ``where`` (anything with ``source`` and ``line``): status 1."""
+        self.say(f"{where.source}:{where.line}: {text}")
+        self.status = max(self.status, EXIT_BAD_STREAM)
+
+    def warn(self, where, text):
+        if not self.quiet:
+            self.say(f"{where.source}:{where.line}: warning: {text}")
+
+    def say(self, text):
+        """One line on standard error, control characters spelt out."""
+        from ndagent.terminal import escape_controls
+
+        message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
+        try:  # noqa: SIM105 - contextlib would cost start-up time
+            os.write(2, message)
+        except OSError:
+            pass
+
+
+def run_command(build, command_class, argv=None):
+    """The entry point of ``ndagent-VERB``: parse, run, and turn every outcome into an
+    exit status (never a traceback)."""
+    import signal
+
+    # Die quietly of SIGPIPE, as cat does, when the reader of stdout goes away.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    parser = build()
+    args = parser.parse_args(argv)
+    out = Output()
+    command = command_class(args, parser.prog, out)
+    try:
+        return execute(command, args.files)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 128 + 13
+    except OSError as error:
+        command.say(f"write error: {error.strerror or error}")
+        return EXIT_USAGE
+
+
+def execute(command, inputs):
+    """Feed the inputs to ``command``; its exit status."""
+    from ndagent.decoder import BadLine, Event, Skipped, batches, source_name
+    from ndagent.stream import Runs
+
+    runs = Runs()
+    out = command.out
+    try:
+        for name in inputs or ("-",):
+            for batch in batches((name,), command.want, exact=command.exact):
+                for item in batch:
+                    kind = type(item)
+                    if kind is Event or kind is Skipped:
+                        ended, begun = runs.feed(item)
+                        if ended is not None:
+                            command.end_run(ended)
+                        if begun is not None:
+                            command.begin_run(begun)
+                        if kind is Event:
+                            command.event(item)
+                            if runs.current.result is item:
+                                command.end_run(runs.current)
+                    elif kind is BadLine:
+                        command.bad_line(item)
+                    else:
+                        command.unreadable(item)
+                out.flush()
+            if command.per_input:
+                ended = runs.finish()
+                if ended is not None:
+                    command.end_run(ended)
+                command.end_input(source_name(name))
+                out.flush()
+        ended = runs.finish()
+        if ended is not None:
+            command.end_run(ended)
+        command.finish()
+    except _Stop as stop:
+        command.status = max(command.status, stop.status)
+    out.flush()
+    return command.status

@@ -1,0 +1,43 @@
+"""ndagent json: a stream-json stream as the single-object json output format."""
+
+from ndagent import cli
+
+SUMMARY = "convert a stream to the single-object json output format"
+
+DESCRIPTION = """\
+For each run that ends with a result event, print one line: that event's object with
+the keys in the json format's order (type, subtype, is_error, duration_ms,
+duration_api_ms, result, session_id, request_id), then any other keys (such as usage)
+in the stream's order, values unchanged. This is what 'cursor-agent -p --output-format
+json' prints, made from a stream-json capture. A run with no result event prints no
+line, and is reported on standard error at the line where it began (status 1).
+
+Only lines that may hold a result or init event are decoded: a line that is not a JSON
+object is still noticed when it does not look like one ({...}); 'ndagent validate'
+checks every line in full."""
+
+EXAMPLES = """\
+  cursor-agent -p --output-format stream-json 'add tests' | tee run.ndjson | ndagent json
+  ndagent json run.ndjson | jq -r .result
+  ndagent json logs/*.ndjson | jq -s 'map(.duration_ms) | add'"""
+
+
+def build_parser():
+    return cli.command_parser("json", SUMMARY, DESCRIPTION, EXAMPLES)
+
+
+class JsonCommand(cli.Command):
+    want = frozenset({"result"})
+    exact = True
+
+    def end_run(self, run):
+        if run.result is not None:
+            from ndagent.decoder import encode_line
+            from ndagent.stream import json_format
+
+            self.out.write(encode_line(json_format(run.result.data)))
+        super().end_run(run)
+
+
+def main(argv=None):
+    return cli.run_command(build_parser, JsonCommand, argv)

@@ -1,0 +1,83 @@
+"""ndagent result: the assistant's full answer, rebuilt from the stream as it arrives."""
+
+from ndagent import cli
+
+SUMMARY = "reassemble the assistant's full answer"
+
+DESCRIPTION = """\
+Print the assistant's answer of each run, text by text as the stream delivers it, then
+a newline at the end of the run unless the answer already ends with one. The answer is
+every assistant event's text in order; in a run made with --stream-partial-output
+(whose first assistant event has timestamp_ms and no model_call_id) only those deltas
+count, since the CLI repeats their text as whole segments. The rebuilt answer is checked
+against the result event's own text, with a warning when they differ. A run with no
+result event still prints what it rebuilt, then is reported (status 1).
+
+When standard output is a terminal, control characters other than newline and tab are
+spelt out (\\x1b) rather than sent raw."""
+
+EXAMPLES = """\
+  cursor-agent -p --output-format stream-json 'explain main.c' | ndagent result
+  ndagent result run.ndjson > answer.md
+  ndagent result --from-result -n run.ndjson | wc -c"""
+
+
+def build_parser():
+    parser = cli.command_parser("result", SUMMARY, DESCRIPTION, EXAMPLES)
+    parser.add_argument(
+        "-n", "--no-newline", action="store_true",
+        help="print each answer exactly, adding no newline at the end of a run")
+    parser.add_argument(
+        "--from-result", action="store_true",
+        help="print the result event's text at the end of each run instead of "
+             "streaming the rebuilt answer")
+    return parser
+
+
+class ResultCommand(cli.Command):
+    want = frozenset({"assistant"})
+
+    def __init__(self, args, prog, out):
+        super().__init__(args, prog, out)
+        import os
+
+        self.for_terminal = os.isatty(out.fd)
+        self.answer = None
+
+    def begin_run(self, run):
+        from ndagent.stream import Answer
+
+        self.answer = Answer()
+
+    def event(self, event):
+        if event.type == "assistant":
+            text = self.answer.add(event.data)
+            if text and not self.args.from_result:
+                self.print(text)
+
+    def end_run(self, run):
+        answer = self.answer
+        result = run.result
+        if result is not None:
+            text = result.data.get("result")
+            if self.args.from_result:
+                text = text if type(text) is str else ""
+                answer = self.answer.__class__()
+                answer.add({"message": {"content": [{"text": text}]}})
+                self.print(text)
+            elif not answer.matches(text):
+                self.warn(result, "the rebuilt answer differs from the result event's text")
+        if answer.length and not answer.ends_with_newline and not self.args.no_newline:
+            self.out.write(b"\n")
+        super().end_run(run)
+
+    def print(self, text):
+        if self.for_terminal:
+            from ndagent.terminal import escape_controls
+
+            text = escape_controls(text, keep_lines=True)
+        self.out.write(text.encode("utf-8", "replace"))
+
+
+def main(argv=None):
+    return cli.run_command(build_parser, ResultCommand, argv)

@@ -1,0 +1,244 @@
+"""What the Cursor Agent stream-json format means: the one module that knows it.
+
+Tool kinds (the key of ``tool_call`` ending in ``ToolCall``, or ``function``), tool
+outcomes, where runs begin and end, and how the assistant's answer is rebuilt.  The
+commands ask this module and never look into events for these things themselves.
+See FORMAT.md in the project's specification for the sources of each rule.
+"""
+
+__all__ = [
+    "ACTIONS",
+    "Answer",
+    "JSON_KEY_ORDER",
+    "OUTCOMES",
+    "Run",
+    "Runs",
+    "ToolCall",
+    "assistant_text",
+    "is_failure",
+    "json_format",
+    "tool_call",
+]
+
+# The key order of the `json` output format's one object.
+JSON_KEY_ORDER = (
+    "type", "subtype", "is_error", "duration_ms", "duration_api_ms",
+    "result", "session_id", "request_id",
+)
+
+# The keys under a tool's `result` that say how the call ended.
+OUTCOMES = ("success", "failure", "permissionDenied", "rejected", "error")
+
+_SUFFIX = "ToolCall"
+
+# The `text` format's line for each tool kind; any other kind is "Used tool".
+ACTIONS = {
+    "read": "Read file",
+    "write": "Created new file",
+    "edit": "Edited file",
+    "shell": "Ran terminal command",
+    "delete": "Deleted file",
+    "ls": "Listed directory",
+    "updateTodos": "Updated to-do list",
+    "function": "Called tool",
+    "glob": "Searched for files",
+    "grep": "Searched file contents",
+    "semSearch": "Searched codebase",
+    "webFetch": "Fetched web page",
+    "webSearch": "Searched the web",
+    "mcp": "Called MCP tool",
+    "task": "Ran subagent",
+}
+
+
+class ToolCall:
+    """The tool inside a ``tool_call`` event: its kind, its object, and how it ended."""
+
+    __slots__ = ("kind", "body")
+
+    def __init__(self, kind, body):
+        self.kind = kind
+        self.body = body
+
+    @property
+    def args(self):
+        """The call's arguments, or None when the event has none (denied, rejected)."""
+        value = self.body.get("args")
+        return value if type(value) is dict else None
+
+    @property
+    def outcome(self):
+        """``success``, ``failure``, ``permissionDenied``, ``rejected``, ``error``;
+        ``unknown`` for a result of another shape; None when there is no result yet."""
+        result = self.body.get("result")
+        if result is None:
+            return None
+        if type(result) is dict:
+            for name in OUTCOMES:
+                if name in result:
+                    return name
+        return "unknown"
+
+    @property
+    def result(self):
+        """The object under the outcome key, or None."""
+        outcome = self.outcome
+        if outcome in OUTCOMES:
+            return self.body["result"][outcome]
+        return None
+
+    @property
+    def name(self):
+        """The tool's own name for MCP and function tools, else None."""
+        if self.kind == "function":
+            value = self.body.get("name")
+        elif self.kind == "mcp":
+            args = self.args or {}
+            value = args.get("name") or args.get("toolName")
+        else:
+            return None
+        return value if type(value) is str else None
+
+
+def tool_call(data):
+    """The ToolCall of a ``tool_call`` event's data, or None when it names no single tool.
+
+    The kind is the one key ending in ``ToolCall`` (``readToolCall`` is ``read``): since
+    2026.07 the object has sibling keys too, so the first key is not it.  A tool object
+    under ``function`` is kind ``function``."""
+    calls = data.get("tool_call")
+    if type(calls) is not dict:
+        return None
+    found = None
+    for key, body in calls.items():
+        if key.endswith(_SUFFIX) and len(key) > len(_SUFFIX) and type(body) is dict:
+            if found is not None:
+                return None
+            found = ToolCall(key[:-len(_SUFFIX)], body)
+    if found is None and type(calls.get("function")) is dict:
+        found = ToolCall("function", calls["function"])
+    return found
+
+
+def assistant_text(data):
+    """The text of an ``assistant`` (or ``user``) event: its content's texts, joined."""
+    message = data.get("message")
+    if type(message) is not dict:
+        return ""
+    content = message.get("content")
+    if type(content) is str:
+        return content
+    if type(content) is not list:
+        return ""
+    parts = []
+    for part in content:
+        if type(part) is dict:
+            text = part.get("text")
+            if type(text) is str:
+                parts.append(text)
+    return "".join(parts)
+
+
+def is_failure(data):
+    """A ``result`` event that reports a failed run: ``is_error`` true or not ``success``."""
+    return data.get("is_error") is True or data.get("subtype") != "success"
+
+
+def json_format(data):
+    """A ``result`` event's object in the `json` format's key order, other keys after."""
+    ordered = {key: data[key] for key in JSON_KEY_ORDER if key in data}
+    if len(ordered) < len(data):
+        for key, value in data.items():
+            if key not in ordered:
+                ordered[key] = value
+    return ordered
+
+
+class Run:
+    """One agent run: where it began, and its ``result`` event once seen."""
+
+    __slots__ = ("source", "line", "result")
+
+    def __init__(self, source, line):
+        self.source = source
+        self.line = line
+        self.result = None
+
+
+class Runs:
+    """Splits a stream into runs.  A run begins at ``system/init``, or at the first event
+    after a ``result``, and ends at its ``result``; input may hold several runs.
+
+    ``feed`` takes each Event or Skipped item and returns ``(ended, begun)``: the run
+    that the item ended without a result (or None), and the run the item began (or None).
+    A ``result`` event ends its run: the caller sees it as ``current.result``."""
+
+    def __init__(self):
+        self.current = None
+
+    def feed(self, item):
+        ended = begun = None
+        current = self.current
+        is_init = getattr(item, "type", None) == "system" and item.data.get("subtype") == "init"
+        if current is not None and current.result is None and is_init:
+            ended = current
+            current = None
+        if current is None or current.result is not None:
+            current = begun = self.current = Run(item.source, item.line)
+        if getattr(item, "type", None) == "result":
+            current.result = item
+        return ended, begun
+
+    def finish(self):
+        """The run left open at the end of input, if any (it has no result)."""
+        current = self.current
+        self.current = None
+        return current if current is not None and current.result is None else None
+
+
+class Answer:
+    """Rebuilds the assistant's answer of one run, and checks it against ``result``.
+
+    With ``--stream-partial-output`` text arrives twice: as deltas (``timestamp_ms`` and
+    no ``model_call_id``), then again as whole segments.  Whether the run is partial is
+    decided from its first ``assistant`` event, so the text can be streamed; a partial
+    run counts only its deltas.  Only a digest of the text is kept, never the text."""
+
+    __slots__ = ("partial", "length", "_digest", "ends_with_newline")
+
+    def __init__(self):
+        self.partial = None
+        self.length = 0
+        self._digest = None
+        self.ends_with_newline = False
+
+    def add(self, data):
+        """The part of an ``assistant`` event's data that belongs to the answer."""
+        is_delta = "timestamp_ms" in data and "model_call_id" not in data
+        if self.partial is None:
+            self.partial = is_delta
+        if self.partial and not is_delta:
+            return ""
+        text = assistant_text(data)
+        if text:
+            self._update(text)
+        return text
+
+    def _update(self, text):
+        if self._digest is None:
+            from hashlib import blake2b
+
+            self._digest = blake2b(digest_size=16)
+        self._digest.update(text.encode("utf-8", "surrogatepass"))
+        self.length += len(text)
+        self.ends_with_newline = text.endswith("\n")
+
+    def matches(self, text):
+        """Whether ``text`` (the result event's) equals the rebuilt answer."""
+        if type(text) is not str or len(text) != self.length:
+            return False
+        if not text:
+            return True
+        other = Answer()
+        other._update(text)
+        return other._digest.digest() == self._digest.digest()

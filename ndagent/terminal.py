@@ -1,0 +1,27 @@
+"""Keeping stream text from driving the terminal.
+
+Stream data is untrusted: a file name or a shell command in it can hold escape
+sequences.  Whatever ndagent prints for people goes through ``escape_controls``, which
+spells out every C0 and C1 control character and DEL (``\\n``, ``\\x1b``, ``\\x9b``), so
+one record stays one line and no escape sequence reaches the terminal raw.
+"""
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_table(keep):
+    table = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
+    table.update({ord(char): text for char, text in _NAMED.items()})
+    for char in keep:
+        table.pop(ord(char), None)
+    return table
+
+
+_ALL = _escape_table("")
+_KEEP_LINES = _escape_table("\n\t")
+
+
+def escape_controls(text, keep_lines=False):
+    """``text`` with control characters spelt out; ``keep_lines`` leaves ``\\n`` and
+    ``\\t`` alone, for prose (an answer) rather than one-line records."""
+    return text.translate(_KEEP_LINES if keep_lines else _ALL)

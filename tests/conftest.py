@@ -1,0 +1,74 @@
+"""Shared test helpers: fixtures on disk, the installed commands, in-process runs."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
+BIN = Path(sys.executable).parent
+
+
+def fixture(name):
+    return FIXTURES / name
+
+
+def command(verb):
+    """Path of the installed ``ndagent-VERB`` executable (or ``ndagent``)."""
+    path = BIN / (f"ndagent-{verb}" if verb else "ndagent")
+    assert path.exists(), f"{path} is not installed: run 'make test'"
+    return str(path)
+
+
+def run(verb, *args, input=b"", **kwargs):
+    """Run an installed command through real pipes; the CompletedProcess."""
+    return subprocess.run([command(verb), *map(str, args)], input=input,
+                          capture_output=True, timeout=60, **kwargs)
+
+
+def corpus_files():
+    if not CORPUS.is_dir():
+        return []
+    return sorted(CORPUS.glob("*.jsonl"))
+
+
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason="../shared/corpus/real is not beside this clone")
+
+
+@pytest.fixture
+def call(capfdbinary):
+    """Run a command's ``main`` in-process: (status, stdout bytes, stderr text)."""
+
+    def call(main, *argv):
+        status = main([str(a) for a in argv])
+        out, err = capfdbinary.readouterr()
+        return status, out, err.decode()
+
+    return call
+
+
+@pytest.fixture
+def write(tmp_path):
+    """Write bytes (or lines) to a file under tmp_path; its path."""
+    counter = iter(range(10**6))
+
+    def write(content, name=None):
+        path = tmp_path / (name or f"input{next(counter)}.ndjson")
+        if isinstance(content, (list, tuple)):
+            content = b"".join(line if line.endswith(b"\n") else line + b"\n"
+                               for line in content)
+        path.write_bytes(content)
+        return path
+
+    return write
+
+
+def lines_of(name):
+    return fixture(name).read_bytes().splitlines(keepends=True)
+
+
+os.environ.pop("NO_COLOR", None)

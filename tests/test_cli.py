@@ -1,0 +1,153 @@
+"""The frame, through real pipes against the installed commands: aliases, help, exit
+statuses, quiet exits when the reader goes away, live output, write errors."""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+from conftest import command, fixture, lines_of, run
+
+from ndagent import __version__
+
+VENDOR = fixture("vendor-example.ndjson")
+VERBS = ["json", "result"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_verb_and_executable_and_module_agree(verb):
+    data = VENDOR.read_bytes()
+    direct = run(verb, input=data)
+    via_ndagent = subprocess.run([command(None), verb, "-"], input=data, capture_output=True)
+    via_module = subprocess.run([sys.executable, "-m", "ndagent", verb, str(VENDOR)],
+                                capture_output=True)
+    assert direct.returncode == via_ndagent.returncode == via_module.returncode == 0
+    assert direct.stdout == via_ndagent.stdout == via_module.stdout != b""
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_help_shows_examples_and_exit_statuses(verb):
+    done = run(verb, "--help")
+    assert done.returncode == 0
+    text = done.stdout.decode()
+    assert text.startswith(f"usage: ndagent-{verb} ")
+    assert "examples:" in text and "cursor-agent -p --output-format stream-json" in text
+    assert "exit status:" in text and "130" in text
+
+
+def test_top_level_help_lists_the_commands():
+    done = run(None, "--help")
+    assert done.returncode == 0
+    for verb in VERBS:
+        assert f"\n  {verb} " in done.stdout.decode()
+    bare = run(None)
+    assert bare.returncode == 2 and bare.stderr.startswith(b"ndagent: ")
+    assert run(None, "frobnicate").returncode == 2
+
+
+@pytest.mark.parametrize("verb", [None, *VERBS])
+def test_version(verb):
+    done = run(verb, "--version")
+    name = "ndagent" if verb is None else f"ndagent-{verb}"
+    assert (done.returncode, done.stdout) == (0, f"{name} {__version__}\n".encode())
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_usage_error_is_one_line_and_status_2(verb):
+    done = run(verb, "--no-such-option")
+    assert done.returncode == 2
+    assert done.stderr.decode().count("\n") == 1
+    assert done.stderr.startswith(f"ndagent-{verb}: ".encode())
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_exit_statuses(verb, write, tmp_path):
+    cut = write(lines_of("vendor-example.ndjson")[:5])
+    assert run(verb, VENDOR).returncode == 0
+    assert run(verb, cut).returncode == 1
+    assert run(verb, "--strict", input=b"oops\n" + VENDOR.read_bytes()).returncode == 1
+    assert run(verb, tmp_path / "missing").returncode == 2
+    assert run(verb, tmp_path).returncode == 2
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_standard_input_by_dash_or_no_file(verb):
+    data = VENDOR.read_bytes()
+    assert run(verb, input=data).stdout == run(verb, "-", input=data).stdout == \
+        run(verb, VENDOR).stdout
+
+
+def big_stream(path, runs=40):
+    """A few MB of runs, each with many assistant events."""
+    vendor = lines_of("vendor-example.ndjson")
+    delta = orjson.loads(vendor[2])
+    delta["message"]["content"][0]["text"] = "x" * 200
+    body = [vendor[0], vendor[1]] + [orjson.dumps(delta) + b"\n"] * 500
+    event = orjson.loads(vendor[-1])
+    event["result"] = "x" * 200 * 500
+    path.write_bytes(b"".join(body + [orjson.dumps(event) + b"\n"]) * runs)
+    return path
+
+
+@pytest.mark.parametrize("verb, head", [("result", "head -c 10"), ("json", "head -n 1")])
+def test_reader_going_away_is_quiet(verb, head, tmp_path):
+    path = big_stream(tmp_path / "big.ndjson")
+    done = subprocess.run(
+        ["bash", "-c", f'set -o pipefail; cat "$1" | "$2" | {head} >/dev/null',
+         "-", str(path), command(verb)], capture_output=True, timeout=60)
+    assert done.stderr == b""
+
+
+def read_some(stream, timeout):
+    ready, _, _ = select.select([stream], [], [], timeout)
+    return os.read(stream.fileno(), 65536) if ready else b""
+
+
+@pytest.mark.parametrize("verb, first_lines, expected", [
+    ("result", 4, b"I'll read the README.md file"),
+    ("json", 10, b'{"type":"result"'),
+])
+def test_output_appears_while_the_writer_is_still_writing(verb, first_lines, expected):
+    lines = lines_of("vendor-example.ndjson") * 2
+    process = subprocess.Popen([command(verb)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"".join(lines[:first_lines]))
+        process.stdin.flush()
+        seen = b""
+        deadline = time.monotonic() + 20
+        while expected not in seen and time.monotonic() < deadline:
+            seen += read_some(process.stdout, 0.5)
+        assert expected in seen, "nothing came out before the writer finished"
+        assert process.poll() is None
+        rest, err = process.communicate(b"".join(lines[first_lines:]), timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 0 and err == b""
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_ctrl_c_is_status_130_without_traceback(verb):
+    process = subprocess.Popen([command(verb)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdin.write(b"".join(lines_of("vendor-example.ndjson")[:3]))
+    process.stdin.flush()
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 130
+    assert b"Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("verb", VERBS)
+def test_full_disk_is_one_message_and_status_2(verb):
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([command(verb), str(VENDOR)], stdout=full, capture_output=False,
+                              stderr=subprocess.PIPE, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr == f"ndagent-{verb}: write error: No space left on device\n".encode()

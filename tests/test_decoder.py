@@ -1,0 +1,218 @@
+"""The line decoder: framing, bad lines as values, chunk independence, the prefilter."""
+
+import io
+
+import orjson
+import pytest
+from conftest import fixture, lines_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ndagent.decoder import (
+    BadLine,
+    Event,
+    Skipped,
+    Unreadable,
+    batches,
+    decode_line,
+    encode_line,
+    iter_items,
+)
+
+
+def items(data, want=None, chunk_size=1 << 18):
+    out = []
+    for batch in batches([io.BytesIO(data)], want, chunk_size):
+        out.extend(batch)
+    return out
+
+
+def summary(found):
+    return [(type(i).__name__, i.line, getattr(i, "reason", None),
+             getattr(i, "data", None)) for i in found]
+
+
+VENDOR = fixture("vendor-example.ndjson").read_bytes()
+
+
+def test_vendor_example_gives_ten_events_numbered_from_one():
+    found = items(VENDOR)
+    assert [type(i) for i in found] == [Event] * 10
+    assert [i.line for i in found] == list(range(1, 11))
+    assert found[0].type == "system" and found[-1].type == "result"
+
+
+def test_crlf_bom_and_blank_lines_are_accepted_and_numbered():
+    data = b"\xef\xbb\xbf" + VENDOR.replace(b"\n", b"\r\n\r\n  \n")
+    found = items(data)
+    assert [i.line for i in found] == list(range(1, 30, 3))
+    assert [i.data for i in found] == [i.data for i in items(VENDOR)]
+
+
+def test_a_bom_is_stripped_at_the_start_of_each_input(tmp_path):
+    one, two = tmp_path / "a", tmp_path / "b"
+    one.write_bytes(b"\xef\xbb\xbf" + VENDOR)
+    two.write_bytes(b"\xef\xbb\xbf" + VENDOR)
+    found = list(iter_items([one, two]))
+    assert [type(i) for i in found] == [Event] * 20
+    assert {i.source for i in found} == {str(one), str(two)}
+
+
+def test_a_non_json_line_is_a_value_and_its_neighbours_are_kept():
+    lines = VENDOR.splitlines(keepends=True)
+    data = b"".join(lines[:3] + [b"Update available: 2026.01.28\n"] + lines[3:])
+    found = items(data)
+    bad = [i for i in found if isinstance(i, BadLine)]
+    assert [b.line for b in bad] == [4]
+    assert bad[0].reason.startswith("not JSON: unexpected character")
+    assert [i.data for i in found if isinstance(i, Event)] == [i.data for i in items(VENDOR)]
+
+
+@pytest.mark.parametrize("line, reason", [
+    (b"[1, 2]", "not a JSON object but an array"),
+    (b'"text"', "not a JSON object but a string"),
+    (b"null", "not a JSON object but a literal"),
+    (b"42", "not a JSON object but a number"),
+    (b'{"type": "user", "x": "\xff\xfe"}', "not valid UTF-8"),
+    (b'{"a": NaN}', "not JSON: "),
+    (b'{"a": 1}{"b": 2}', "not JSON: "),
+    (b'{"a":' * 5000 + b"1" + b"}" * 5000, "not JSON: "),
+], ids=["array", "string", "null", "number", "utf8", "nan", "two", "deep"])
+def test_bad_lines_say_why(line, reason):
+    value = decode_line(line)
+    assert type(value) is str
+    assert value.startswith(reason) and len(value) > len("not JSON: ")
+
+
+def test_a_cut_off_last_line_is_named_as_such():
+    data = VENDOR[:-40]
+    found = items(data)
+    assert summary(found[-1:]) == [
+        ("BadLine", 10, "truncated line: the stream was cut off?", None)]
+
+
+def test_a_last_line_without_newline_is_an_event():
+    found = items(VENDOR.rstrip(b"\n"))
+    assert [type(i) for i in found] == [Event] * 10
+
+
+def test_lone_surrogates_are_decoded_as_replacement_characters():
+    event = decode_line(b'{"type":"assistant","t":"a\\ud800b","\\udc00":1}')
+    assert event == {"type": "assistant", "t": "a\ufffdb", "\ufffd": 1}
+
+
+@pytest.mark.parametrize("number", [2 ** 70, -(2 ** 63) - 1, 10 ** 30])
+def test_integers_beyond_64_bits_are_kept_exactly_on_request(number):
+    line = b'{"n": %d, "s": "12345678901234567890"}' % number
+    value = decode_line(line, exact=True)
+    assert value == {"n": number, "s": "12345678901234567890"}
+    assert encode_line(value) == b'{"n":%d,"s":"12345678901234567890"}\n' % number
+    assert type(decode_line(line)["n"]) in (int, float)
+
+
+def test_a_line_of_tens_of_megabytes_is_read_whole():
+    text = "x" * (24 << 20)
+    data = b'{"type":"assistant","text":"' + text.encode() + b'"}\n{"type":"result"}\n'
+    found = items(data, chunk_size=1 << 16)
+    assert [i.type for i in found] == ["assistant", "result"]
+    assert len(found[0].data["text"]) == len(text)
+
+
+def test_unreadable_inputs_are_values_and_the_rest_is_read(tmp_path):
+    found = list(iter_items([tmp_path / "missing", tmp_path, fixture("vendor-example.ndjson")]))
+    assert [type(i) for i in found[:2]] == [Unreadable, Unreadable]
+    assert found[0].reason == "No such file or directory"
+    assert found[1].reason == "Is a directory"
+    assert len(found) == 12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=97), min_size=1, max_size=50))
+def test_items_do_not_depend_on_how_input_is_chunked(sizes):
+    data = b"\xef\xbb\xbf" + b"".join(lines_of("shapes.ndjson")[:8]).replace(b"\n", b"\r\n")
+    data += b"\nnot json\n\n" + b"".join(lines_of("vendor-example.ndjson"))[:-7]
+
+    class Trickle(io.RawIOBase):
+        def __init__(self):
+            self.data, self.sizes, self.at = data, list(sizes), 0
+
+        def read(self, n):
+            size = min(n, self.sizes[self.at % len(self.sizes)])
+            self.at += 1
+            chunk, self.data = self.data[:size], self.data[size:]
+            return chunk
+
+    trickled = [i for batch in batches([Trickle()]) for i in batch]
+    assert summary(trickled) == summary(items(data))
+
+
+# The prefilter: lines that cannot hold a wanted type are not decoded.  Whatever the
+# spelling of a line, the wanted events and the bad lines found must be the same as
+# with full decoding.
+
+TYPES = ["system", "user", "assistant", "tool_call", "result", "thinking", "interaction_query"]
+
+
+def spell(text, escapes):
+    """``text`` as a JSON string, some characters as \\u escapes."""
+    return '"' + "".join(f"\\u{ord(c):04x}" if flag else c
+                         for c, flag in zip(text, escapes)) + '"'
+
+
+@st.composite
+def adversarial_lines(draw):
+    kind = draw(st.sampled_from(TYPES + ["results", "init"]))
+    subtype = draw(st.sampled_from(["init", "success", "delta", "started", "completed"]))
+    escapes = draw(st.lists(st.booleans(), min_size=len(kind), max_size=len(kind)))
+    space = draw(st.sampled_from(["", " ", "\t", "  "]))
+    text = draw(st.sampled_from(['"result"', ':"result"', 'x\\":\\"result', "\\u0072esult",
+                                 '{\\"type\\":\\"result\\"}', "system", "line\\nbreak"]))
+    body = [f'"type"{space}:{space}{spell(kind, escapes)}', f'"subtype":"{subtype}"',
+            f'"text":"{text}"', '"session_id":"s"']
+    order = draw(st.permutations(body))
+    line = "{" + ",".join(order) + "}"
+    damage = draw(st.sampled_from(["", "", "", "", "cut", "prefix", "array", "blank", "crlf"]))
+    if damage == "cut":
+        line = line[: draw(st.integers(min_value=1, max_value=len(line) - 1))]
+    elif damage == "prefix":
+        line = "T: " + line
+    elif damage == "array":
+        line = "[" + line + "]"
+    elif damage == "blank":
+        line = "   "
+    elif damage == "crlf":
+        line += "\r"
+    return line.encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(adversarial_lines(), max_size=25),
+       st.sets(st.sampled_from(["assistant", "tool_call", "result"]), min_size=1))
+def test_the_prefilter_finds_every_wanted_event(lines, want):
+    data = b"\n".join(lines) + b"\n"
+    full = items(data)
+    selected = items(data, want=want)
+    wanted = set(want) | {"system", "result"}
+    assert summary(i for i in selected if isinstance(i, Event)) == summary(
+        i for i in full if isinstance(i, Event) and i.type in wanted)
+    # A skipped line is an event of another type or looks like one ({...}), and every
+    # bad line that does not look like an object is still reported.
+    looks_like_object = {n for n, line in enumerate(data.split(b"\n"), 1)
+                         if line.strip().startswith(b"{") and line.rstrip().endswith(b"}")}
+    full_events = {i.line: i.type for i in full if isinstance(i, Event)}
+    for item in selected:
+        if isinstance(item, Skipped):
+            assert full_events.get(item.line) not in wanted
+            assert item.line in full_events or item.line in looks_like_object
+    assert {i.line for i in selected if isinstance(i, BadLine)} >= {
+        i.line for i in full if isinstance(i, BadLine) and i.line not in looks_like_object}
+
+
+def test_the_prefilter_marks_each_stretch_of_other_events():
+    data = fixture("capture-parallel.ndjson").read_bytes()
+    found = items(data, want={"result"})
+    assert summary(found) == [
+        ("Event", 1, None, orjson.loads(data.splitlines()[0])),
+        ("Skipped", 2, None, None),
+        ("Event", 17, None, orjson.loads(data.splitlines()[16])),
+    ]
