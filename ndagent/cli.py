@@ -205,9 +205,11 @@ class Command:
             self.say(f"{where.source}:{where.line}: warning: {text}")
 
     def say(self, text):
-        """One line on standard error, control characters spelt out."""
+        """One line on standard error, control characters spelt out; what is waiting
+        for standard output goes first, so that a terminal shows both in order."""
         from ndagent.terminal import escape_controls
 
+        self.out.flush()
         message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
         try:  # noqa: SIM105 - contextlib would cost start-up time
             os.write(2, message)
