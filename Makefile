@@ -30,8 +30,19 @@ demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
 test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes
 	$(BIN)/python -m pytest -q
 
+bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run
+	command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq; }
+	$(BIN)/python tests/bench/run.py --mb 100
+
 lint: $(STAMP)
-	$(BIN)/ruff check ndagent tests
+	$(BIN)/ruff check ndagent tests man
+
+# The date the pages show: a fixed one, so that the pages are the same wherever they are
+# made (move it on at a release).  tests/test_man.py fails when man/ is out of date.
+MAN_DATE_EPOCH := 1795305600
+
+man: $(STAMP)  ## the manual pages in man/, from the commands' own parsers (argparse-manpage)
+	SOURCE_DATE_EPOCH=$(MAN_DATE_EPOCH) $(BIN)/python man/generate.py man
 
 install:  ## for a user: pipx when there is one, else pip --user
 	if command -v pipx >/dev/null 2>&1; then pipx install --force .; \

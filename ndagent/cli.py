@@ -17,17 +17,35 @@ from ndagent import __version__
 COMMANDS = (
     ("json", "convert a stream to the single-object json output format"),
     ("result", "reassemble the assistant's full answer"),
+    ("text", "print one line per tool call, as the text output format does"),
+    ("tools", "print one record per tool call, its start and completion paired"),
+    ("validate", "check a stream against the format, with exact line numbers"),
 )
 
-EXIT_STATUS = """\
-exit status:
-  0    success
-  1    the stream is bad or incomplete: a run without a result event, a failed
-       run, a bad line under --strict
-  2    usage error, or a FILE that cannot be read
-  130  interrupted (Ctrl-C)
-  When the reader of standard output goes away (as in '| head -1'), the command
-  stops quietly, as cat does."""
+# The exit statuses every command shares, (status, meaning), and a note after them: the
+# one source of the "exit status:" part of --help and of the man pages' EXIT STATUS.
+EXIT_STATUSES = (
+    ("0", "success"),
+    ("1", "the stream is bad or incomplete: a run without a result event, a failed\n"
+          "run, a bad line under --strict"),
+    ("2", "usage error, or a FILE that cannot be read"),
+    ("130", "interrupted (Ctrl-C)"),
+)
+EXIT_STATUS_NOTE = """\
+When the reader of standard output goes away (as in '| head -1'), the command
+stops quietly, as cat does."""
+
+
+def format_exit_status(statuses=EXIT_STATUSES, note=EXIT_STATUS_NOTE):
+    """The "exit status:" part of --help."""
+    lines = [f"  {status:<5}" + meaning.replace("\n", "\n       ")
+             for status, meaning in statuses]
+    if note:
+        lines.append("  " + note.replace("\n", "\n  "))
+    return "exit status:\n" + "\n".join(lines)
+
+
+EXIT_STATUS = format_exit_status()
 
 EXIT_OK, EXIT_BAD_STREAM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -44,16 +62,18 @@ def _argparse():
     return argparse, Parser
 
 
-def command_parser(verb, summary, description, examples, converter=True):
+def command_parser(verb, summary, description, examples, converter=True,
+                   exit_statuses=EXIT_STATUSES):
     """The parser of ``ndagent-VERB`` with the options every command shares; ``converter``
     adds the bad-line policy options (``--strict``, ``-q``)."""
     argparse, parser_class = _argparse()
     parser = parser_class(
         prog=f"ndagent-{verb}",
         description=f"{summary}.\n\n{description}",
-        epilog=f"examples:\n{examples}\n\n{EXIT_STATUS}",
+        epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _keep_parts(parser, summary, description, examples, exit_statuses)
     parser.add_argument(
         "files", nargs="*", metavar="FILE",
         help="input streams, read in order as one; '-' or none: standard input")
@@ -69,24 +89,47 @@ def command_parser(verb, summary, description, examples, converter=True):
     return parser
 
 
+def _keep_parts(parser, summary, description, examples, exit_statuses):
+    """Keep the texts --help is made of on the parser, for the man pages (man/generate.py)."""
+    parser.man_short_description = summary  # argparse-manpage's NAME line
+    parser.help_parts = {"summary": summary, "description": description,
+                         "examples": examples, "exit_statuses": exit_statuses}
+
+
+SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
+
+DESCRIPTION = """\
+Small Unix filters for the NDJSON event streams that AI coding agents print (the Cursor
+Agent CLI's --output-format stream-json).
+
+'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
+tells more."""
+
+EXAMPLES = """\
+  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent result
+  ndagent json run.ndjson | jq -r .result
+  # how the runs of a day ended, counted
+  ndagent json logs/*.ndjson | jq -r .subtype | sort | uniq -c
+  # the session ids of the three slowest runs
+  ndagent json logs/*.ndjson | jq -r '[.duration_ms, .session_id] | @tsv' |
+    sort -rn | head -n 3 | cut -f 2
+  # in a Makefile: the rule fails when the agent's run failed or was cut off
+  answer.md: prompt.txt
+  \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
+
+
 def build_parser():
     """The parser of ``ndagent`` itself, which hands over to ``ndagent-VERB``."""
     argparse, parser_class = _argparse()
     listing = "\n".join(f"  {verb:<10}{summary}" for verb, summary in COMMANDS)
+    intro, _, rest = DESCRIPTION.partition("\n\n")
     parser = parser_class(
         prog="ndagent",
-        description=(
-            "Small Unix filters for the NDJSON event streams that AI coding agents print "
-            "(the Cursor Agent CLI's --output-format stream-json).\n\n"
-            f"commands:\n{listing}\n\n"
-            "'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; "
-            "'ndagent VERB --help' tells more."),
-        epilog=(
-            "examples:\n"
-            "  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent result\n"
-            "  ndagent json run.ndjson | jq -r .result\n\n" + EXIT_STATUS),
+        description=f"{intro}\n\ncommands:\n{listing}\n\n{rest}",
+        epilog=f"examples:\n{EXAMPLES}\n\n{EXIT_STATUS}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _keep_parts(parser, SUMMARY, DESCRIPTION, EXAMPLES, EXIT_STATUSES)
     parser.add_argument("command", choices=[verb for verb, _ in COMMANDS], metavar="VERB",
                         help="the command to run: " + ", ".join(v for v, _ in COMMANDS))
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG",
@@ -247,21 +290,22 @@ def execute(command, inputs):
 
     runs = Runs()
     out = command.out
+    feed, event, end_run = runs.feed, command.event, command.end_run  # the hot loop's
     try:
         for name in inputs or ("-",):
             for batch in batches((name,), command.want, exact=command.exact):
                 for item in batch:
-                    kind = type(item)
+                    kind = item.__class__
                     if kind is Event or kind is Skipped:
-                        ended, begun = runs.feed(item)
+                        ended, begun = feed(item)
                         if ended is not None:
-                            command.end_run(ended)
+                            end_run(ended)
                         if begun is not None:
                             command.begin_run(begun)
                         if kind is Event:
-                            command.event(item)
-                            if runs.current.result is item:
-                                command.end_run(runs.current)
+                            event(item)
+                            if item.type == "result" and runs.current.result is item:
+                                end_run(runs.current)
                     elif kind is BadLine:
                         command.bad_line(item)
                     else:

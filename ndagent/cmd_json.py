@@ -19,7 +19,12 @@ checks every line in full."""
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'add tests' | tee run.ndjson | ndagent json
   ndagent json run.ndjson | jq -r .result
-  ndagent json logs/*.ndjson | jq -s 'map(.duration_ms) | add'"""
+  ndagent json logs/*.ndjson | jq -s 'map(.duration_ms) | add'
+  # how the runs ended, counted
+  ndagent json logs/*.ndjson | jq -r .subtype | sort | uniq -c
+  # the session ids of the three slowest runs
+  ndagent json logs/*.ndjson | jq -r '[.duration_ms, .session_id] | @tsv' |
+    sort -rn | head -n 3 | cut -f 2"""
 
 
 def build_parser():

@@ -19,7 +19,10 @@ spelt out (\\x1b) rather than sent raw."""
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'explain main.c' | ndagent result
   ndagent result run.ndjson > answer.md
-  ndagent result --from-result -n run.ndjson | wc -c"""
+  ndagent result --from-result -n run.ndjson | wc -c
+  # in a Makefile: the rule fails when the agent's run failed or was cut off
+  answer.md: prompt.txt
+  \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
 
 
 def build_parser():

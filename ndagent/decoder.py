@@ -48,23 +48,19 @@ CHUNK_SIZE = 1 << 18
 
 _BOM = b"\xef\xbb\xbf"
 _CUT_OFF = "truncated line: the stream was cut off?"
-_SPACE = b" \t\r\n"
 
 
 class Event:
     """One decoded line: ``data`` is the JSON object, ``type`` its string type or None."""
 
-    __slots__ = ("source", "line", "data")
+    __slots__ = ("source", "line", "data", "type")
 
     def __init__(self, source, line, data):
         self.source = source
         self.line = line
         self.data = data
-
-    @property
-    def type(self):
-        value = self.data.get("type")
-        return value if type(value) is str else None
+        kind = data.get("type")
+        self.type = kind if kind.__class__ is str else None
 
     def __repr__(self):
         return f"Event({self.source!r}, {self.line}, type={self.type!r})"
@@ -88,6 +84,7 @@ class Skipped:
     """Lines from ``line`` on that hold objects of unwanted types, left undecoded."""
 
     __slots__ = ("source", "line")
+    type = None
 
     def __init__(self, source, line):
         self.source = source
@@ -225,12 +222,10 @@ def _has_surrogate(text):
 
 def _decode_into(items, source, number, value, wanted):
     """Add the item for one decoded line (see ``decode_line``) to ``items``."""
-    if type(value) is dict:
+    if value.__class__ is dict:
         event = Event(source, number, value)
-        if wanted is None or event.type in wanted:
-            items.append(event)
-        else:
-            items.append(Skipped(source, number))
+        wanted_event = wanted is None or event.type in wanted
+        items.append(event if wanted_event else Skipped(source, number))
     elif value:
         items.append(BadLine(source, number, value))
 
@@ -242,12 +237,12 @@ class _Lines:
         self.source = source
         self.exact = exact
         self.wanted = None if want is None else frozenset(want) | {"system", "result"}
-        self.needles = None if want is None else _needles(self.wanted)
+        self.boundary = None if want is None else _boundary(self.wanted)
         self.number = 0
 
     def block(self, data):
         """Items of ``data``, whole lines each ending in a newline."""
-        if self.needles is None:
+        if self.boundary is None:
             return self._all(data)
         return self._selected(data)
 
@@ -275,101 +270,82 @@ class _Lines:
             try:
                 value = loads(line)
             except orjson.JSONDecodeError as error:
-                value = _decode_tolerantly(line, error)
-                if value == "":
+                value = _decode_tolerantly(line, error)  # a dict, a reason, or "" (blank)
+                if value.__class__ is str:
+                    if value:
+                        append(BadLine(source, number, value))
                     continue
-            if type(value) is dict:
+            if value.__class__ is dict:
                 append(Event(source, number, value))
             else:
-                append(BadLine(source, number, value if type(value) is str else
-                               f"not a JSON object but {_json_kind(value)}"))
+                append(BadLine(source, number, f"not a JSON object but {_json_kind(value)}"))
         self.number = number
         return items
 
     def _selected(self, data):
-        """Decode only the lines that may hold a wanted type; see ``_candidate_lines``."""
+        """Decode only the lines that may hold a wanted type.
+
+        A line is left undecoded when it starts with ``{"type":"NAME"`` for a NAME that
+        is not wanted, and ends with ``}``: then it is an object of that type (or
+        damaged inside, which only ``validate`` looks for).  Every other line, blank,
+        escaped, spaced, reordered or not an object at all, is decoded.  One regular
+        expression finds the newlines next to lines to decode, so the undecoded lines
+        cost no Python work; each stretch of them becomes one ``Skipped`` item."""
         items = []
-        source = self.source
-        wanted = self.wanted
-        exact = self.exact
+        source, wanted, exact = self.source, self.wanted, self.exact
         number = self.number
-        position = 0
-        for start in _candidate_lines(data, self.needles):
-            if start > position:
-                self._gap(items, data, position, start, number)
-                number += data.count(b"\n", position, start)
-            end = data.index(b"\n", start)
-            number += 1
-            _decode_into(items, source, number, decode_line(data[start:end], exact), wanted)
-            position = end + 1
-        if position < len(data):
-            self._gap(items, data, position, len(data), number)
-            number += data.count(b"\n", position)
-        self.number = number
+        text = b"\n" + data  # so that the first line, too, follows a newline
+        position = 1  # where the lines not yet numbered begin
+        last = len(text) - 1
+        for match in self.boundary.finditer(text):
+            newline = match.start()
+            if newline and not _ends_object(text, newline):  # the line ending here
+                start = text.rfind(b"\n", 0, newline) + 1
+                if start >= position:
+                    number = self._skip(items, text, position, start, number) + 1
+                    _decode_into(items, source, number, decode_line(text[start:newline], exact),
+                                 wanted)
+                    position = newline + 1
+            if match.group("next") is not None and newline < last:  # the line after
+                start = newline + 1
+                number = self._skip(items, text, position, start, number) + 1
+                end = text.index(b"\n", start)
+                _decode_into(items, source, number, decode_line(text[start:end], exact), wanted)
+                position = end + 1
+        self.number = self._skip(items, text, position, len(text), number)
         return items
 
-    def _gap(self, items, data, start, end, number):
-        """Lines between candidates: no wanted type can be there.  Report them as one
-        ``Skipped`` when each looks like an object (starts with ``{``, ends with ``}``);
-        otherwise decode them one by one, so no bad line goes unnoticed."""
-        first = start
-        while first < end and data[first] in _SPACE:
-            first += 1
-        if first == end:
-            return
-        line_start = data.rfind(b"\n", 0, first) + 1
-        lines = data.count(b"\n", line_start, end)
-        opens = data.count(b"\n{", line_start - 1, end) if line_start else (
-            (data[0] == 123) + data.count(b"\n{", 0, end))
-        closes = data.count(b"}\n", line_start, end) + data.count(b"}\r\n", line_start, end)
-        first_number = number + data.count(b"\n", start, line_start) + 1
-        if opens == lines == closes:
-            items.append(Skipped(self.source, first_number))
-            return
-        skipped = False
-        for offset, line in enumerate(data[line_start:end - 1].split(b"\n")):
-            value = decode_line(line)
-            if type(value) is dict:
-                if not skipped:
-                    items.append(Skipped(self.source, first_number + offset))
-                    skipped = True
-            elif value:
-                items.append(BadLine(self.source, first_number + offset, value))
+    def _skip(self, items, text, start, end, number):
+        """The lines from ``start`` to ``end`` are not decoded: one Skipped for them, if
+        there are any.  The number of the last line before ``end``."""
+        if end > start:
+            items.append(Skipped(self.source, number + 1))
+            number += text.count(b"\n", start, end)
+        return number
 
 
-def _needles(wanted):
-    """What to search for: each wanted type as a quoted string, and any \\u escape (a
-    type could be spelt with escapes, as in ``"\\u0072esult"``)."""
-    return tuple(b'"' + name.encode() + b'"' for name in sorted(wanted)) + (b"\\u",)
+_BOUNDARIES = {}
 
 
-def _candidate_lines(data, needles):
-    """Start offsets of the lines that may hold one of the wanted types, in order.
+def _boundary(wanted):
+    """The newlines next to a line to decode: the line before does not end with ``}``,
+    or the line after (group ``next``, which matches the empty string, so it only tells)
+    does not start ``{"type":"NAME"`` for a NAME not wanted."""
+    pattern = _BOUNDARIES.get(wanted)
+    if pattern is None:
+        import re
 
-    A type is a string value, so in the raw line it appears as ``"name"`` after a colon
-    (and optional spaces): inside a JSON string every quote is escaped, so this cannot
-    be mistaken for text.  Lines with a ``\\u`` escape are always candidates.  A line
-    that is not a candidate cannot hold a wanted event; a candidate may still not hold
-    one (the caller decodes it and checks)."""
-    starts = set()
-    find = data.find
-    for needle in needles:
-        escape = needle == b"\\u"
-        found = find(needle)
-        while found >= 0:
-            if escape or _follows_colon(data, found):
-                starts.add(data.rfind(b"\n", 0, found) + 1)
-                found = find(needle, data.index(b"\n", found))
-            else:
-                found = find(needle, found + len(needle))
-    return sorted(starts)
+        names = b"|".join(re.escape(name.encode()) for name in sorted(wanted))
+        unwanted = rb'\{"type":"(?!(?:' + names + rb')")[A-Za-z_]+"'
+        pattern = _BOUNDARIES[wanted] = re.compile(
+            rb"\n(?:(?P<next>(?!" + unwanted + rb"))|(?<!\}\n)(?<!\}\r\n))")
+    return pattern
 
 
-def _follows_colon(data, index):
-    index -= 1
-    while index >= 0 and data[index] in b" \t\r":
-        index -= 1
-    return index >= 0 and data[index] == 58  # ord(":")
+def _ends_object(text, newline):
+    """Whether the line that ends at ``newline`` ends with ``}`` (or ``}\r``)."""
+    before = text[newline - 1]
+    return before == 125 or (before == 13 and text[newline - 2] == 125)  # "}", "\r"
 
 
 def source_name(name):

@@ -11,10 +11,12 @@ __all__ = [
     "Answer",
     "JSON_KEY_ORDER",
     "OUTCOMES",
+    "OUTCOME_SUFFIXES",
     "Run",
     "Runs",
     "ToolCall",
     "assistant_text",
+    "call_id",
     "is_failure",
     "json_format",
     "tool_call",
@@ -48,6 +50,31 @@ ACTIONS = {
     "webSearch": "Searched the web",
     "mcp": "Called MCP tool",
     "task": "Ran subagent",
+}
+
+# The `text` format's suffix for each outcome other than success.
+OUTCOME_SUFFIXES = {
+    "failure": " (failed)",
+    "permissionDenied": " (denied)",
+    "rejected": " (rejected)",
+    "error": " (error)",
+    "unknown": " (unknown)",
+}
+
+# Where each kind names what it acts on: the keys to look for, in order.  mcp and
+# function tools are named by their tool name instead (``ToolCall.name``).
+_TARGET_KEYS = {
+    "read": ("path",),
+    "write": ("path",),
+    "edit": ("path",),
+    "delete": ("path",),
+    "ls": ("path",),
+    "shell": ("command",),
+    "grep": ("pattern",),
+    "glob": ("globPattern",),
+    "semSearch": ("query",),
+    "webSearch": ("query", "searchTerm"),
+    "webFetch": ("url",),
 }
 
 
@@ -99,6 +126,35 @@ class ToolCall:
             return None
         return value if type(value) is str else None
 
+    @property
+    def action(self):
+        """The `text` format's line for this kind: ``Read file``, ..., ``Used tool``."""
+        return ACTIONS.get(self.kind, "Used tool")
+
+    @property
+    def target(self):
+        """What the call acts on, for people (`text -v`, the `tools` TSV): the path,
+        command, pattern, query or url, the tool name of an mcp or function tool; None
+        when the event does not say.  A call denied before it had args may still name
+        its target in the outcome (``permissionDenied.command``), so that is looked at
+        second."""
+        if self.kind in ("mcp", "function"):
+            return self.name
+        for place in (self.args, self.result):
+            if type(place) is dict:
+                for key in _TARGET_KEYS.get(self.kind, ()):
+                    value = place.get(key)
+                    if type(value) is str:
+                        return value
+        return None
+
+    def with_args(self, args):
+        """This call, given ``args`` (its started event's) when it has none of its own:
+        a completed event may lack them."""
+        if args is None or self.args is not None:
+            return self
+        return ToolCall(self.kind, {**self.body, "args": args})
+
 
 def tool_call(data):
     """The ToolCall of a ``tool_call`` event's data, or None when it names no single tool.
@@ -120,23 +176,27 @@ def tool_call(data):
     return found
 
 
+def call_id(data):
+    """The ``call_id`` that links a ``tool_call`` event's started and completed, or None
+    when it is not a string (it may hold a newline: ``"call_...\\nfc_..."``)."""
+    value = data.get("call_id")
+    return value if type(value) is str else None
+
+
 def assistant_text(data):
     """The text of an ``assistant`` (or ``user``) event: its content's texts, joined."""
     message = data.get("message")
-    if type(message) is not dict:
+    if message.__class__ is not dict:
         return ""
     content = message.get("content")
-    if type(content) is str:
-        return content
-    if type(content) is not list:
-        return ""
-    parts = []
-    for part in content:
-        if type(part) is dict:
-            text = part.get("text")
-            if type(text) is str:
-                parts.append(text)
-    return "".join(parts)
+    if content.__class__ is not list:
+        return content if content.__class__ is str else ""
+    if len(content) == 1:  # the usual case, made quick
+        part = content[0]
+        text = part.get("text") if part.__class__ is dict else None
+        return text if text.__class__ is str else ""
+    return "".join(part["text"] for part in content if part.__class__ is dict
+                   and part.get("text").__class__ is str)
 
 
 def is_failure(data):
@@ -171,23 +231,28 @@ class Runs:
 
     ``feed`` takes each Event or Skipped item and returns ``(ended, begun)``: the run
     that the item ended without a result (or None), and the run the item began (or None).
-    A ``result`` event ends its run: the caller sees it as ``current.result``."""
+    A ``result`` event ends its run: the caller sees it as ``current.result``.  (It is
+    called for every event, hence the early return for the common case.)"""
 
     def __init__(self):
         self.current = None
 
     def feed(self, item):
-        ended = begun = None
         current = self.current
-        is_init = getattr(item, "type", None) == "system" and item.data.get("subtype") == "init"
-        if current is not None and current.result is None and is_init:
-            ended = current
+        kind = item.type
+        if kind == "system" and item.data.get("subtype") == "init":
+            ended = current if current is not None and current.result is None else None
             current = None
-        if current is None or current.result is not None:
-            current = begun = self.current = Run(item.source, item.line)
-        if getattr(item, "type", None) == "result":
+        elif current is not None and current.result is None:
+            if kind == "result":
+                current.result = item
+            return None, None
+        else:
+            ended = None
+        current = self.current = Run(item.source, item.line)
+        if kind == "result":
             current.result = item
-        return ended, begun
+        return ended, current
 
     def finish(self):
         """The run left open at the end of input, if any (it has no result)."""
@@ -202,15 +267,18 @@ class Answer:
     With ``--stream-partial-output`` text arrives twice: as deltas (``timestamp_ms`` and
     no ``model_call_id``), then again as whole segments.  Whether the run is partial is
     decided from its first ``assistant`` event, so the text can be streamed; a partial
-    run counts only its deltas.  Only a digest of the text is kept, never the text."""
+    run counts only its deltas.  Only a digest of the text is kept, never the whole
+    text: pieces are hashed once they add up to 64 KiB, or when the digest is asked for."""
 
-    __slots__ = ("partial", "length", "_digest", "ends_with_newline")
+    __slots__ = ("partial", "length", "ends_with_newline", "_pieces", "_waiting", "_digest")
 
     def __init__(self):
         self.partial = None
         self.length = 0
-        self._digest = None
         self.ends_with_newline = False
+        self._pieces = []
+        self._waiting = 0
+        self._digest = None
 
     def add(self, data):
         """The part of an ``assistant`` event's data that belongs to the answer."""
@@ -221,24 +289,31 @@ class Answer:
             return ""
         text = assistant_text(data)
         if text:
-            self._update(text)
+            self.length += len(text)
+            self.ends_with_newline = text[-1] == "\n"
+            self._pieces.append(text)
+            self._waiting += len(text)
+            if self._waiting > 1 << 16:
+                self._hash_pieces()
         return text
 
-    def _update(self, text):
+    def _hash_pieces(self):
         if self._digest is None:
             from hashlib import blake2b
 
             self._digest = blake2b(digest_size=16)
-        self._digest.update(text.encode("utf-8", "surrogatepass"))
-        self.length += len(text)
-        self.ends_with_newline = text.endswith("\n")
+        self._digest.update("".join(self._pieces).encode("utf-8", "surrogatepass"))
+        self._pieces.clear()
+        self._waiting = 0
+
+    def digest(self):
+        self._hash_pieces()
+        return self._digest.digest()
 
     def matches(self, text):
         """Whether ``text`` (the result event's) equals the rebuilt answer."""
-        if type(text) is not str or len(text) != self.length:
+        if text.__class__ is not str or len(text) != self.length:
             return False
-        if not text:
-            return True
         other = Answer()
-        other._update(text)
-        return other._digest.digest() == self._digest.digest()
+        other.add({"message": {"content": [{"text": text}]}})
+        return other.digest() == self.digest()

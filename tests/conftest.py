@@ -71,4 +71,25 @@ def lines_of(name):
     return fixture(name).read_bytes().splitlines(keepends=True)
 
 
+def tool_event(subtype, call_id, kind, args=None, outcome=None, result=None, **fields):
+    """One ``tool_call`` event line (bytes): ``kind`` as in ``readToolCall``; ``args``
+    and the ``outcome`` (with its ``result`` object) only when given; ``fields`` are
+    extra top-level fields such as ``timestamp_ms``."""
+    import orjson
+
+    body = {} if args is None else {"args": args}
+    if outcome is not None:
+        body["result"] = {outcome: {} if result is None else result}
+    data = {"type": "tool_call", "subtype": subtype, "call_id": call_id,
+            "tool_call": {kind: body}, "session_id": "s-1", **fields}
+    return orjson.dumps(data) + b"\n"
+
+
+def run_of(*events):
+    """Lines of one whole run (init, the events, a successful result)."""
+    return [b'{"type":"system","subtype":"init","session_id":"s-1"}\n', *events,
+            b'{"type":"result","subtype":"success","is_error":false,"result":"",'
+            b'"session_id":"s-1"}\n']
+
+
 os.environ.pop("NO_COLOR", None)

@@ -216,3 +216,14 @@ def test_the_prefilter_marks_each_stretch_of_other_events():
         ("Skipped", 2, None, None),
         ("Event", 17, None, orjson.loads(data.splitlines()[16])),
     ]
+
+
+@pytest.mark.parametrize("want", [None, {"assistant"}])
+def test_json_values_that_are_not_objects_are_bad_lines_in_both_modes(want):
+    data = b'"text"\n[1]\n7\n{"type":"assistant"}\n'
+    assert summary(items(data, want)) == [
+        ("BadLine", 1, "not a JSON object but a string", None),
+        ("BadLine", 2, "not a JSON object but an array", None),
+        ("BadLine", 3, "not a JSON object but a number", None),
+        ("Event", 4, None, {"type": "assistant"}),
+    ]

@@ -1,0 +1,165 @@
+"""A realistic synthetic stream-json stream of a chosen size, the same for a given seed.
+
+Each run has what real Cursor Agent CLI runs have: init, the prompt, bursts of thinking
+deltas, many short assistant deltas, tool calls (reads with large file contents, shell
+commands with output, edits, searches, some in parallel, some failing), and a result
+with usage.  One run in four is made with --stream-partial-output.
+
+    python tests/bench/generate.py OUT.ndjson --mb 100 --seed 1
+"""
+
+import argparse
+import json
+import random
+
+WORDS = (
+    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be",
+    "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but",
+    "have", "an", "they", "you", "were", "her", "she", "there", "been", "one", "all", "we",
+    "their", "function", "return", "value", "import", "class", "def", "self", "test",
+    "error", "file", "path", "line", "data", "config", "stream", "event", "parse",
+    "result", "call", "tool", "shell", "output", "assert", "module",
+)
+
+
+def sentence(rng, words):
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def code(rng, lines):
+    out = []
+    for _ in range(lines):
+        indent = "    " * rng.randint(0, 3)
+        out.append(indent + rng.choice(["def ", "return ", "if ", "x = ", "# ", ""])
+                   + sentence(rng, rng.randint(2, 10)) + rng.choice([":", "", "()", " \\"]))
+    return "\n".join(out) + "\n"
+
+
+def dump(event):
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def run_lines(rng, number):
+    """The lines of one run."""
+    session = f"{rng.getrandbits(32):08x}-0000-4000-8000-{number:012x}"
+    request = f"{rng.getrandbits(32):08x}-1111-4111-8111-{number:012x}"
+    partial = number % 4 == 3
+    clock = 1770900000000 + number * 100000
+    lines, answer = [], []
+
+    def emit(event):
+        event["session_id"] = session
+        lines.append(dump(event))
+
+    emit({"type": "system", "subtype": "init", "apiKeySource": "login",
+          "cwd": "/home/user/project", "model": "Auto", "permissionMode": "default"})
+    emit({"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": sentence(rng, 30)}]}})
+    for step in range(rng.randint(8, 24)):
+        for _ in range(rng.randint(20, 120)):
+            clock += rng.randint(1, 30)
+            emit({"type": "thinking", "subtype": "delta",
+                  "text": " " + rng.choice(WORDS), "timestamp_ms": clock})
+        emit({"type": "thinking", "subtype": "completed", "timestamp_ms": clock})
+        model_call = f"{request}-{step}-{rng.getrandbits(16):04x}"
+        segment = []
+        for _ in range(rng.randint(5, 60)):
+            text = " " + sentence(rng, rng.randint(1, 4))
+            segment.append(text)
+            if partial:
+                clock += rng.randint(1, 30)
+                emit({"type": "assistant", "message": {"role": "assistant", "content": [
+                    {"type": "text", "text": text}]}, "timestamp_ms": clock})
+        if partial:
+            emit({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": "".join(segment)}]}, "model_call_id": model_call})
+        else:
+            for text in segment:
+                emit({"type": "assistant", "message": {"role": "assistant", "content": [
+                    {"type": "text", "text": text}]}})
+        answer.extend(segment)
+        calls = [tool_call(rng, step, k) for k in range(rng.choice([1, 1, 1, 2, 3]))]
+        for call_id, args, _ in calls:
+            clock += 5
+            emit({"type": "tool_call", "subtype": "started", "call_id": call_id,
+                  "tool_call": args, "model_call_id": model_call, "timestamp_ms": clock})
+        for call_id, _, done in rng.sample(calls, len(calls)):
+            clock += rng.randint(20, 3000)
+            emit({"type": "tool_call", "subtype": "completed", "call_id": call_id,
+                  "tool_call": done, "model_call_id": model_call, "timestamp_ms": clock})
+    final = "\n\n" + sentence(rng, 40) + "\n"
+    if partial:  # the deltas, then the same text again as a flush with neither field
+        for piece in (final[:20], final[20:]):
+            emit({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": piece}]}, "timestamp_ms": clock})
+    emit({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": final}]}})
+    answer.append(final)
+    emit({"type": "result", "subtype": "success", "duration_ms": clock % 100000,
+          "duration_api_ms": clock % 100000, "is_error": False, "result": "".join(answer),
+          "request_id": request, "usage": {"inputTokens": rng.randint(1000, 90000),
+                                           "outputTokens": rng.randint(100, 9000),
+                                           "cacheReadTokens": 0, "cacheWriteTokens": 0}})
+    return lines
+
+
+def tool_call(rng, step, k):
+    """(call_id, started tool_call object, completed tool_call object)."""
+    call_id = f"call_{rng.getrandbits(64):016x}\nfc_{step:04d}{k}"
+    kind = rng.choice(["read", "read", "shell", "shell", "edit", "grep", "glob"])
+    if kind == "read":
+        path = f"src/{sentence(rng, 1)}_{k}.py"
+        content = code(rng, rng.randint(40, 400))
+        args = {"path": path}
+        result = {"success": {"content": content, "isEmpty": False, "exceededLimit": False,
+                              "totalLines": content.count("\n"), "fileSize": len(content),
+                              "path": "/home/user/project/" + path}}
+    elif kind == "shell":
+        command = rng.choice(["pytest -q", "make test", "git status", "ls -la src"])
+        args = {"command": command, "workingDirectory": "", "timeout": 30000}
+        stdout = code(rng, rng.randint(5, 200))
+        outcome = "failure" if rng.random() < 0.2 else "success"
+        result = {outcome: {"command": command, "exitCode": 0 if outcome == "success" else 1,
+                            "signal": "", "stdout": stdout, "stderr": "",
+                            "executionTime": rng.randint(10, 9000)}, "isBackground": False}
+    elif kind == "edit":
+        path = f"src/{sentence(rng, 1)}.py"
+        new = code(rng, rng.randint(5, 60))
+        args = {"path": path, "streamContent": new}
+        result = {"success": {"path": "/home/user/project/" + path, "linesAdded": 3,
+                              "linesRemoved": 1, "diffString": "+" + new.replace("\n", "\n+")}}
+    elif kind == "grep":
+        args = {"pattern": rng.choice(WORDS), "path": "src", "outputMode": "content"}
+        result = {"success": {"matches": [{"file": f"src/{w}.py", "line": i, "text": sentence(
+            rng, 8)} for i, w in enumerate(rng.sample(WORDS, 10))]}}
+    else:
+        args = {"globPattern": "**/*.py", "targetDirectory": "/home/user/project"}
+        result = {"success": {"files": [f"src/{w}.py" for w in rng.sample(WORDS, 20)]}}
+    key = kind + "ToolCall"
+    return call_id, {key: {"args": args}}, {key: {"args": args, "result": result}}
+
+
+def generate(path, megabytes, seed=1):
+    """Write runs to ``path`` until it holds at least ``megabytes`` MB."""
+    rng = random.Random(seed)
+    size, number = 0, 0
+    with open(path, "w", encoding="utf-8") as out:
+        while size < megabytes * 1_000_000:
+            text = "".join(run_lines(rng, number))
+            out.write(text)
+            size += len(text.encode())
+            number += 1
+    return size
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out")
+    parser.add_argument("--mb", type=float, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    generate(args.out, args.mb, args.seed)
+
+
+if __name__ == "__main__":
+    main()

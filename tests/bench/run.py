@@ -1,0 +1,140 @@
+"""``make bench``: ndagent against jq on the same synthetic stream, in one run.
+
+For each command, the command and its jq equivalent run alternately, a few rounds each;
+the table shows the best time of each, the throughput, the ratio (jq time / ndagent
+time) against the target, and the peak memory (max RSS).  Then start-up on a tiny
+stream against ``python -c 'import orjson'``.  Ratios, not seconds, are what compare
+across machines.
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(HERE))
+
+# command: (ndagent arguments, equivalent jq program, target ratio)
+CASES = {
+    "json": (["json"], ["-c", 'select(.type=="result")'], 20),
+    "result": (["result"], ["-j", 'select(.type=="assistant") | .message.content[].text'], 5),
+    "text": (["text"], ["-r", 'select(.type=="tool_call" and .subtype=="completed") '
+                              "| .tool_call | keys[0]"], 5),
+    "tools": (["tools"], ["-c", 'select(.type=="tool_call")'], 3),
+    "validate": (["validate", "-q"], ["empty"], 2),
+}
+
+
+def timed(argv, stdin_path=None):
+    """(seconds, max RSS in MB) of one run, stdout to /dev/null."""
+    with open(os.devnull, "wb") as sink:
+        start = time.perf_counter()
+        if stdin_path is None:
+            process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+        else:  # through a pipe: cat FILE | command
+            cat = subprocess.Popen(["cat", str(stdin_path)], stdout=subprocess.PIPE)
+            process = subprocess.Popen(argv, stdin=cat.stdout, stdout=sink,
+                                       stderr=subprocess.DEVNULL)
+            cat.stdout.close()
+            _, status, usage = os.wait4(process.pid, 0)
+            cat.wait()
+        seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        sys.exit(f"bench: {argv[0]} failed with status {process.returncode}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def compare(ours, theirs, rounds, stdin_path=None):
+    """Best times and our peak memory, the two measured alternately."""
+    our_times, their_times, memory = [], [], 0.0
+    for _ in range(rounds):
+        seconds, rss = timed(ours, stdin_path)
+        our_times.append(seconds)
+        memory = max(memory, rss)
+        their_times.append(timed(theirs, stdin_path)[0])
+    return min(our_times), min(their_times), memory
+
+
+def startup(rounds):
+    tiny = ROOT / "tests" / "fixtures" / "vendor-example.ndjson"
+    ours = [timed([str(BIN / "ndagent-json"), str(tiny)])[0] for _ in range(rounds)]
+    base = [timed([sys.executable, "-c", "import orjson"])[0] for _ in range(rounds)]
+    return statistics.median(ours), statistics.median(base)
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as info:
+            model = next(line.split(":", 1)[1].strip() for line in info
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import orjson
+
+    jq = subprocess.run(["jq", "--version"], capture_output=True, text=True).stdout.strip()
+    return (f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}, orjson {orjson.__version__}, {jq}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=float, default=100, help="stream size (default 100)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each (default 3)")
+    parser.add_argument("--data", default=str(ROOT / "bench-data"),
+                        help="where the generated stream is kept")
+    args = parser.parse_args()
+
+    from generate import generate
+
+    from ndagent.cli import COMMANDS
+
+    data = Path(args.data)
+    data.mkdir(exist_ok=True)
+    stream = data / f"stream-{args.mb:g}mb-seed1.ndjson"
+    if not stream.exists():
+        print(f"generating {stream} ...", file=sys.stderr)
+        generate(stream, args.mb, seed=1)
+    megabytes = stream.stat().st_size / 1e6
+    with open(stream, "rb") as lines:
+        count = sum(1 for _ in lines)
+
+    print(f"Stream: {megabytes:.1f} MB, {count} lines "
+          f"(tests/bench/generate.py, seed 1). Machine: {machine()}.\n")
+    print("| command | input | ndagent | jq | ratio (target) | ndagent peak memory |")
+    print("|---|---|---|---|---|---|")
+    missed = []
+    verbs = [verb for verb, _ in COMMANDS if verb in CASES]
+    for verb in verbs:
+        ours, program, target = CASES[verb]
+        inputs = [("file", None), ("pipe", stream)] if verb == "json" else [("file", None)]
+        for kind, stdin_path in inputs:
+            file_args = [] if stdin_path else [str(stream)]
+            our_s, jq_s, rss = compare([str(BIN / f"ndagent-{ours[0]}"), *ours[1:], *file_args],
+                                       ["jq", *program, *file_args], args.rounds, stdin_path)
+            ratio = jq_s / our_s
+            verdict = "ok" if ratio >= target else "MISSED"
+            if ratio < target:
+                missed.append(f"{verb} ({kind})")
+            print(f"| `{verb}` | {kind} | {our_s:.2f} s, {megabytes / our_s:.0f} MB/s "
+                  f"| {jq_s:.2f} s, {megabytes / jq_s:.0f} MB/s "
+                  f"| {ratio:.1f}x ({target}x, {verdict}) | {rss:.0f} MB |", flush=True)
+    ours, base = startup(max(10, args.rounds * 5))
+    print(f"\nStart-up on a tiny stream (median): `ndagent json` {ours * 1000:.0f} ms, "
+          f"`python -c 'import orjson'` {base * 1000:.0f} ms: {ours / base:.2f}x "
+          f"(target at most 1.5x, {'ok' if ours <= 1.5 * base else 'MISSED'}).")
+    if missed:
+        print("\nTargets missed: " + ", ".join(missed))
+
+
+if __name__ == "__main__":
+    main()

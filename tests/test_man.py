@@ -1,0 +1,131 @@
+"""The manual pages in man/: made from the commands' own parsers by man/generate.py
+('make man'), up to date with them, complete, and rendered by man without a warning."""
+
+import difflib
+import importlib
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ndagent import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+MAN = ROOT / "man"
+GENERATOR = MAN / "generate.py"
+PAGES = ["ndagent.1"] + [f"ndagent-{verb}.1" for verb, _ in cli.COMMANDS]
+SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
+            "SEE ALSO"]
+OUT_OF_DATE = "man/ is out of date with the commands' parsers: run 'make man' (and commit man/)"
+
+
+def page(name):
+    path = MAN / name
+    assert path.exists(), f"{path} is missing: {OUT_OF_DATE}"
+    return path.read_text(encoding="utf-8")
+
+
+def sections(text):
+    """{heading: the section's roff source}."""
+    parts = re.split(r"^\.SH (.*)$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def roff(text):
+    return text.replace("\\", "\\e").replace("-", "\\-")
+
+
+def test_pages_are_up_to_date_with_the_parsers(tmp_path):
+    date = re.match(r'\.TH \S+ "1" "([^"]+)"', page("ndagent.1")).group(1).replace("\\-", "-")
+    done = subprocess.run([sys.executable, str(GENERATOR), "--date", date, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    made = sorted(p.name for p in tmp_path.glob("*.1"))
+    committed = sorted(p.name for p in MAN.glob("*.1"))
+    assert made == committed == sorted(PAGES), OUT_OF_DATE
+    for name in made:
+        new, old = (tmp_path / name).read_text(), page(name)
+        diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                            f"man/{name}", "regenerated", n=1))
+        assert new == old, f"{OUT_OF_DATE}\n{diff[:3000]}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_has_the_sections(name):
+    found = sections(page(name))
+    for heading in SECTIONS:
+        assert found.get(heading, "").strip(), f"man/{name} has no {heading} section"
+    assert "cursor\\-agent \\-p \\-\\-output\\-format stream\\-json" in found["EXAMPLES"]
+    for status, _ in cli.EXIT_STATUSES:
+        assert f".B {status}\n" in found["EXIT STATUS"]
+    assert ".BR jq (1)" in found["SEE ALSO"]
+    for other in PAGES:
+        if other != name:
+            assert roff(other[:-2]) + " (1)" in found["SEE ALSO"]
+
+
+def test_the_top_page_lists_every_command():
+    commands = sections(page("ndagent.1"))["COMMANDS"]
+    for verb, summary in cli.COMMANDS:
+        assert f".B ndagent {roff(verb)}\n{roff(summary)}" in commands
+
+
+@pytest.mark.parametrize("verb", [verb for verb, _ in cli.COMMANDS])
+def test_command_pages_have_what_the_module_adds(verb):
+    """ENVIRONMENT and CHECKS, where the command's module defines them."""
+    module = importlib.import_module(f"ndagent.cmd_{verb}")
+    found = sections(page(f"ndagent-{verb}.1"))
+    for constant, heading in (("ENVIRONMENT", "ENVIRONMENT"), ("CHECKS", "CHECKS")):
+        value = getattr(module, constant, None)
+        if isinstance(value, dict):
+            for term in value:
+                assert f".B {roff(term)}\n" in found.get(heading, ""), (verb, term)
+        elif value:
+            assert found.get(heading, "").strip(), (verb, heading)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ndagent.cmd_validate") is None,
+                    reason="there is no validate command yet")
+def test_the_validate_page_lists_every_check():
+    from ndagent import cmd_validate
+
+    assert cmd_validate.CHECKS, "ndagent.cmd_validate defines CHECKS = {name: meaning}"
+    checks = sections(page("ndagent-validate.1")).get("CHECKS", "")
+    for name in cmd_validate.CHECKS:
+        assert f".B {roff(name)}\n" in checks, f"{name}: {OUT_OF_DATE}"
+
+
+def man_db():
+    if shutil.which("man") is None:
+        return False
+    done = subprocess.run(["man", "--version"], capture_output=True, text=True)
+    return done.returncode == 0 and done.stdout.startswith("man ")
+
+
+@pytest.mark.skipif(not man_db(), reason="man (man-db) is not installed")
+@pytest.mark.parametrize("name", PAGES)
+def test_man_renders_the_page_without_a_warning(name):
+    done = subprocess.run(["man", "--warnings", "-l", str(MAN / name)], capture_output=True,
+                          text=True, timeout=60, env={"PATH": "/usr/bin:/bin",
+                                                      "MANWIDTH": "80", "LANG": "C.UTF-8"})
+    assert done.returncode == 0 and done.stderr == ""
+    assert f"ndagent{name[7:-2]}".upper() in done.stdout and "EXIT STATUS" in done.stdout
+
+
+def test_commands_do_not_load_the_man_tools():
+    code = ("import sys\nfrom ndagent import cli\n"
+            "for verb, _ in cli.COMMANDS:\n"
+            "    __import__(f'ndagent.cmd_{verb}', fromlist=['x']).build_parser()\n"
+            "cli.build_parser()\n"
+            "assert 'argparse_manpage' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_pages_are_installed_with_the_package():
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["man/*.1"]

@@ -1,0 +1,253 @@
+"""ndagent tools: started and completed paired into one record per call, pending calls,
+filters, TSV."""
+
+import subprocess
+
+import orjson
+import pytest
+from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
+from test_cli import read_some
+
+from ndagent import cli
+from ndagent.cmd_tools import ToolsCommand, build_parser, main
+
+FIELDS = ["call_id", "kind", "name", "status", "args", "result", "session_id",
+          "model_call_id", "duration_ms", "source", "line"]
+
+
+def records(call, *args):
+    status, out, err = call(main, *args)
+    return status, [orjson.loads(line) for line in out.splitlines()], err
+
+
+def test_vendor_example_pairs_both_calls(call):
+    path = fixture("vendor-example.ndjson")
+    status, found, err = records(call, path)
+    assert (status, err) == (0, "")
+    assert [list(record) for record in found] == [FIELDS, FIELDS]
+    read, write = found
+    assert read == {
+        "call_id": "toolu_vrtx_01NnjaR886UcE8whekg2MGJd", "kind": "read", "name": None,
+        "status": "success", "args": {"path": "README.md"},
+        "result": {"content": "# Project\n\nThis is a sample project...", "isEmpty": False,
+                   "exceededLimit": False, "totalLines": 54, "totalChars": 1254},
+        "session_id": "c6b62c6f-7ead-4fd6-9922-e952131177ff", "model_call_id": None,
+        "duration_ms": None, "source": str(path), "line": 5,
+    }
+    assert (write["kind"], write["status"], write["line"]) == ("write", "success", 8)
+    assert write["result"]["linesCreated"] == 19
+
+
+def test_every_shape_is_paired_with_its_kind_and_status(call):
+    status, found, err = records(call, fixture("shapes.ndjson"))
+    assert (status, err) == (0, "")
+    assert [(r["call_id"], r["kind"], r["name"], r["status"], r["line"]) for r in found] == [
+        ("e1", "edit", None, "success", 6),
+        ("g2", "grep", None, "success", 9),        # completes before g1, started first
+        ("g1", "glob", None, "success", 8),
+        ("s1", "shell", None, "failure", 12),
+        ("s2", "shell", None, "permissionDenied", 14),  # no args, no started
+        ("d1", "delete", None, "rejected", 15),
+        ("m1", "mcp", "github-search_issues", "error", 16),
+        ("f1", "frobnicate", None, "success", 18),  # a kind nobody knows yet
+        ("fn1", "function", "lookup", "success", 20),
+    ]
+    denied = found[4]
+    assert denied["args"] is None and denied["duration_ms"] is None
+    assert denied["result"] == {"command": "rm -rf /", "error": "not allowed"}
+    assert found[3]["result"]["exitCode"] == 2
+    assert found[6]["result"] == {"error": "server not running"}
+    assert found[0]["model_call_id"] == "aa-0-zz" and found[8]["model_call_id"] is None
+
+
+def test_newline_ids_out_of_order_completion_and_duration(call):
+    status, found, _ = records(call, fixture("capture-parallel.ndjson"))
+    assert status == 0
+    assert [(r["call_id"], r["args"]["command"], r["duration_ms"], r["line"])
+            for r in found] == [
+        ("call_UAP6HeqGG8TYMm2vKIkuFk8e\nfc_05e0124e90bd688f01698ca1281b4481938c56405c6066ae8d",
+         "sleep 4", 1770823849563 - 1770823845401, 13),
+        ("call_MZSwjBaQcdosfHhvJfsQqWdm\nfc_05e0124e90bd688f01698ca1281b3081939144eaa3db48daf5",
+         "sleep 6", 1770823851595 - 1770823845400, 12),
+    ]
+    assert {r["status"] for r in found} == {"success"}
+
+
+def test_args_come_from_the_started_event_when_completed_has_none(call, write):
+    path = write(run_of(
+        tool_event("started", "c1", "mcpToolCall", {"name": "gh-issues", "args": {}},
+                   timestamp_ms=100, model_call_id="m-0-a"),
+        tool_event("completed", "c1", "mcpToolCall", None, "rejected", {"reason": "no"},
+                   timestamp_ms=250)))
+    status, found, _ = records(call, path)
+    assert found == [{
+        "call_id": "c1", "kind": "mcp", "name": "gh-issues", "status": "rejected",
+        "args": {"name": "gh-issues", "args": {}}, "result": {"reason": "no"},
+        "session_id": "s-1", "model_call_id": "m-0-a", "duration_ms": 150,
+        "source": str(path), "line": 2,
+    }]
+
+
+def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
+    cut = lines_of("capture-parallel.ndjson")[:14]  # both started, one completed
+    path = write(cut + lines_of("vendor-example.ndjson"))
+    status, found, err = records(call, path)
+    assert status == 1
+    assert err == f"ndagent-tools: {path}:1: run ended without a result event: " \
+                  "the agent failed or was cut off\n"
+    # The pending call is written when its run ends, before the next run's calls.
+    assert [(r["kind"], r["status"]) for r in found] == \
+        [("shell", "success"), ("shell", "pending"), ("read", "success"), ("write", "success")]
+    pending = found[1]
+    assert pending["args"]["command"] == "sleep 6"
+    assert (pending["result"], pending["duration_ms"], pending["line"]) == (None, None, 12)
+    assert pending["model_call_id"].endswith("-0-qzkx")
+    status, found, _ = records(call, "-s", "pending", write(cut))
+    assert (status, [r["call_id"][:9] for r in found]) == (1, ["call_MZSw"])
+
+
+def test_a_call_id_started_twice_leaves_the_first_pending(call, write):
+    path = write(run_of(
+        tool_event("started", "c1", "readToolCall", {"path": "a"}),
+        tool_event("started", "c1", "readToolCall", {"path": "b"}),
+        tool_event("completed", "c1", "readToolCall", None, "success")))
+    status, found, _ = records(call, path)
+    assert [(r["status"], r["args"]) for r in found] == \
+        [("pending", {"path": "a"}), ("success", {"path": "b"})]
+
+
+def test_a_result_of_another_shape_is_unknown(call, write):
+    path = write(run_of(tool_event("completed", "c1", "readToolCall", None, "cancelled"),
+                        b'{"type":"tool_call","subtype":"completed","call_id":"c2",'
+                        b'"tool_call":{"readToolCall":{}}}\n'))
+    assert [r["status"] for r in records(call, path)[1]] == ["unknown", "unknown"]
+
+
+def test_integers_beyond_64_bits_are_kept_exact(call, write):
+    path = write(run_of(tool_event("started", "c1", "readToolCall", {"path": "a"}),
+                        b'{"type":"tool_call","subtype":"completed","call_id":"c1","tool_'
+                        b'call":{"readToolCall":{"result":{"success":{"n":123456789012345'
+                        b'678901234567890}}}}}\n'))
+    assert b'"result":{"n":123456789012345678901234567890}' in call(main, path)[1]
+
+
+@pytest.mark.parametrize("options, expected", [
+    (["-k", "shell"], ["s1", "s2"]),
+    (["-k", "grep,glob"], ["g2", "g1"]),
+    (["-k", "grep", "--kind", "glob"], ["g2", "g1"]),
+    (["-k", "function,frobnicate"], ["f1", "fn1"]),
+    (["-s", "failure,permissionDenied"], ["s1", "s2"]),
+    (["-s", "rejected", "-s", "error"], ["d1", "m1"]),
+    (["-k", "shell", "-s", "success"], []),
+    (["-k", "shell", "-s", "failure", "--format", "tsv"], ["s1"]),
+])
+def test_filters(call, options, expected):
+    status, out, _ = call(main, *options, fixture("shapes.ndjson"))
+    if "tsv" in options:
+        ids = [line.split(b"\t")[0].decode() for line in out.splitlines()]
+    else:
+        ids = [orjson.loads(line)["call_id"] for line in out.splitlines()]
+    assert (status, ids) == (0, expected)
+
+
+@pytest.mark.parametrize("option", ["-s bogus", "-s success,Failure", "-k ,", "--format csv"])
+def test_bad_filter_is_a_usage_error(option):
+    done = run("tools", *option.split(), fixture("shapes.ndjson"))
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.startswith(b"ndagent-tools: argument ") and \
+        done.stderr.count(b"\n") == 1
+
+
+def test_tsv_columns_and_header(call):
+    path = fixture("shapes.ndjson")
+    status, out, _ = call(main, "--format", "tsv", "--header", path)
+    rows = out.decode().split("\n")
+    assert rows[0] == "call_id\tkind\tstatus\ttarget\tduration_ms"
+    assert rows[1:5] == ["e1\tedit\tsuccess\tsrc/app.py\t0", "g2\tgrep\tsuccess\tTODO\t0",
+                         "g1\tglob\tsuccess\t**/*.py\t0", "s1\tshell\tfailure\tmake test\t0"]
+    assert rows[5:] == ["s2\tshell\tpermissionDenied\trm -rf /\t", "d1\tdelete\trejected\t\t",
+                        "m1\tmcp\terror\tgithub-search_issues\t0", "f1\tfrobnicate\tsuccess\t\t0",
+                        "fn1\tfunction\tsuccess\tlookup\t", ""]
+    assert call(main, "--format", "tsv", path)[1] == out.split(b"\n", 1)[1]
+
+
+def test_tsv_escapes_backslash_tab_newline_and_carriage_return(call, write):
+    command_text = "printf 'a\\tb\\n' |\tcat\r\nls C:\\dir"
+    path = write(run_of(
+        tool_event("started", "x\ny", "shellToolCall", {"command": command_text}),
+        tool_event("completed", "x\ny", "shellToolCall", {"command": command_text},
+                   "success")))
+    status, out, _ = call(main, "--format", "tsv", path)
+    assert out == b"x\\ny\tshell\tsuccess\tprintf 'a\\\\tb\\\\n' |\\tcat\\r\\nls C:\\\\dir\t\n"
+    row = out.decode()[:-1].split("\t")
+    assert len(row) == 5 and "\n" not in out.decode()[:-1]
+    # Undoing the escapes gives the command back.
+    undone = row[3].replace("\\\\", "\0").replace("\\t", "\t").replace("\\n", "\n") \
+        .replace("\\r", "\r").replace("\0", "\\")
+    assert undone == command_text
+
+
+def test_shell_commands_an_agent_ran_with_cut(write):
+    """The README's one-liner: ndagent tools -k shell --format tsv | cut -f4."""
+    path = fixture("sample.ndjson")
+    done = subprocess.run(f'"{command("tools")}" -k shell --format tsv "{path}" | cut -f4',
+                          shell=True, capture_output=True, timeout=60)
+    assert done.stdout == b"python -m pytest -q\n" * 2
+
+
+def test_memory_holds_only_the_open_calls(write, tmp_path):
+    calls = []
+    for number in range(200):
+        calls += [tool_event("started", f"c{number}", "readToolCall", {"path": "a"}),
+                  tool_event("started", f"d{number}", "readToolCall", {"path": "b"}),
+                  tool_event("completed", f"c{number}", "readToolCall", None, "success"),
+                  tool_event("completed", f"d{number}", "readToolCall", None, "success")]
+    path = write(run_of(*calls))
+    args = build_parser().parse_args([str(path)])
+    largest = []
+
+    class Watched(ToolsCommand):
+        def event(self, event):
+            super().event(event)
+            largest.append(len(self.open))
+
+    with open(tmp_path / "out", "wb") as sink:
+        command_object = Watched(args, "ndagent-tools", cli.Output(sink.fileno()))
+        assert cli.execute(command_object, args.files) == 0
+    assert max(largest) == 2 and command_object.open == {}
+    assert (tmp_path / "out").read_bytes().count(b"\n") == 400
+
+
+def test_the_record_appears_while_the_writer_is_still_writing():
+    lines = lines_of("vendor-example.ndjson")
+    process = subprocess.Popen([command("tools")], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"".join(lines[:6]))  # up to the read call's completion
+        process.stdin.flush()
+        seen = b""
+        while b"\n" not in seen:
+            chunk = read_some(process.stdout, 20)
+            assert chunk, "nothing came out before the writer finished"
+            seen += chunk
+        assert orjson.loads(seen)["kind"] == "read"
+        assert process.poll() is None
+        rest, err = process.communicate(b"".join(lines[6:]), timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 0 and orjson.loads(rest)["kind"] == "write" and err == b""
+
+
+@needs_corpus
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda path: path.name)
+def test_real_captures(call, path):
+    started = [orjson.loads(line) for line in path.read_bytes().splitlines()
+               if b'"subtype":"started"' in line and b'"tool_call"' in line]
+    status, found, err = records(call, path)
+    assert (status, err) == (0, "")
+    assert started and len(found) == len(started)
+    assert {r["call_id"] for r in found} == {event["call_id"] for event in started}
+    for record in found:
+        assert (record["kind"], record["status"]) == ("shell", "success")
+        assert record["args"]["command"].startswith("sleep ")
+        assert record["duration_ms"] > 0
