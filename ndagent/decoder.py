@@ -127,27 +127,47 @@ def encode_line(value):
     try:
         return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        # Only integers beyond 64 bits get here (from the tolerant decoder).
+        # Integers beyond 64 bits (from the tolerant decoder) and nesting deeper than
+        # orjson writes (255 levels; it reads 1024) get here.  More room than decoding
+        # had, so that whatever was decoded can be encoded from deeper in the stack.
         import json
 
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = _with_room(2 * _ORJSON_DEPTH, json.dumps, value, ensure_ascii=False,
+                          separators=(",", ":"))
         return text.encode("utf-8", "surrogatepass") + b"\n"
+
+
+# How deep orjson reads nesting.  The stdlib json, which stands in for orjson on the
+# rare lines it cannot handle, recurses once per level: Python's default limit of 1000
+# frames is not enough for that.
+_ORJSON_DEPTH = 1024
+
+
+def _with_room(frames, function, *args, **kwargs):
+    """``function(*args, **kwargs)`` with ``frames`` more frames of recursion allowed."""
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + frames)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _loads_exactly(line):
     """orjson.loads, but a line with a run of 19 digits or more (maybe an integer beyond
-    64 bits) is left to the tolerant decoder."""
-    global _LONG_NUMBER
-    if _LONG_NUMBER is None:
-        import re
-
-        _LONG_NUMBER = re.compile(rb"[0-9]{19}")
-    if _LONG_NUMBER.search(line) is not None:
+    64 bits) is left to the tolerant decoder.  (Turning every digit into 0 and looking
+    for 19 zeros is many times faster than a regular expression.)  orjson reads the line
+    first, so that a line it rejects has its reason."""
+    value = orjson.loads(line)
+    if _NINETEEN_DIGITS in line.translate(_DIGITS_TO_ZERO):
         raise orjson.JSONDecodeError("64-bit", "", 0)
-    return orjson.loads(line)
+    return value
 
 
-_LONG_NUMBER = None
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_DIGITS = b"0" * 19
 
 
 def _json_kind(value):
@@ -162,12 +182,13 @@ def _json_kind(value):
 
 def _decode_tolerantly(line, error):
     """Second chance for what orjson rejects but JSON allows: lone surrogate escapes
-    and integers beyond 64 bits.  Lone surrogates become U+FFFD, so that every string
-    handed on is valid Unicode.  Anything else gets the reason orjson gave."""
+    and integers beyond 64 bits (or beyond a double: orjson says "infinity").  Lone
+    surrogates become U+FFFD, so that every string handed on is valid Unicode.  Anything
+    else, floats beyond a double included, gets the reason orjson gave."""
     reason = str(error).split(": line ", 1)[0]
     if not line.strip():
         return ""
-    if "surrogate" not in reason and "64-bit" not in reason:
+    if "surrogate" not in reason and "64-bit" not in reason and "infinity" not in reason:
         return _reason(reason)
     import json
 
@@ -176,7 +197,8 @@ def _decode_tolerantly(line, error):
     except UnicodeDecodeError:
         return "not valid UTF-8"
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _with_room(_ORJSON_DEPTH, json.loads, text, parse_constant=_reject_constant,
+                           parse_float=_finite_float)
     except RecursionError:
         return "not JSON: nested too deeply"
     except ValueError:
@@ -188,6 +210,18 @@ def _decode_tolerantly(line, error):
 
 def _reject_constant(name):
     raise ValueError(name)
+
+
+def _finite_float(text):
+    """A float, as orjson reads it: one beyond a double (1e400) is not infinity but an
+    error."""
+    value = float(text)
+    if value in (_INFINITY, -_INFINITY):
+        raise ValueError(text)
+    return value
+
+
+_INFINITY = float("inf")
 
 
 def _reason(orjson_reason):
@@ -220,14 +254,19 @@ def _has_surrogate(text):
     return False
 
 
-def _decode_into(items, source, number, value, wanted):
-    """Add the item for one decoded line (see ``decode_line``) to ``items``."""
-    if value.__class__ is dict:
-        event = Event(source, number, value)
-        wanted_event = wanted is None or event.type in wanted
-        items.append(event if wanted_event else Skipped(source, number))
-    elif value:
-        items.append(BadLine(source, number, value))
+def _item(source, number, line, loads, wanted):
+    """The item for one line that was decoded: an Event, Skipped (an event of a type not
+    wanted), a BadLine, or None for a blank line."""
+    try:
+        value = loads(line)
+    except orjson.JSONDecodeError as error:
+        value = _decode_tolerantly(line, error)
+        if value.__class__ is str:
+            return BadLine(source, number, value) if value else None
+    if value.__class__ is not dict:
+        return BadLine(source, number, f"not a JSON object but {_json_kind(value)}")
+    event = Event(source, number, value)
+    return event if wanted is None or event.type in wanted else Skipped(source, number)
 
 
 class _Lines:
@@ -248,14 +287,14 @@ class _Lines:
 
     def last(self, line):
         """Items of a last line that has no newline: if it does not decode, it was cut."""
-        items = []
         self.number += 1
-        value = decode_line(line, self.exact)
-        if type(value) is dict:
-            _decode_into(items, self.source, self.number, value, self.wanted)
-        elif value:
-            items.append(BadLine(self.source, self.number, _CUT_OFF))
-        return items
+        loads = _loads_exactly if self.exact else orjson.loads
+        item = _item(self.source, self.number, line, loads, self.wanted)
+        if item is None:
+            return []
+        if item.__class__ is BadLine:
+            item.reason = _CUT_OFF
+        return [item]
 
     def _all(self, data):
         items = []
@@ -267,18 +306,9 @@ class _Lines:
         lines.pop()
         for line in lines:
             number += 1
-            try:
-                value = loads(line)
-            except orjson.JSONDecodeError as error:
-                value = _decode_tolerantly(line, error)  # a dict, a reason, or "" (blank)
-                if value.__class__ is str:
-                    if value:
-                        append(BadLine(source, number, value))
-                    continue
-            if value.__class__ is dict:
-                append(Event(source, number, value))
-            else:
-                append(BadLine(source, number, f"not a JSON object but {_json_kind(value)}"))
+            item = _item(source, number, line, loads, None)
+            if item is not None:
+                append(item)
         self.number = number
         return items
 
@@ -292,36 +322,43 @@ class _Lines:
         expression finds the newlines next to lines to decode, so the undecoded lines
         cost no Python work; each stretch of them becomes one ``Skipped`` item."""
         items = []
-        source, wanted, exact = self.source, self.wanted, self.exact
+        append = items.append
+        source, wanted = self.source, self.wanted
+        loads = _loads_exactly if self.exact else orjson.loads
         number = self.number
         text = b"\n" + data  # so that the first line, too, follows a newline
+        count, find = text.count, text.find
         position = 1  # where the lines not yet numbered begin
         last = len(text) - 1
         for match in self.boundary.finditer(text):
             newline = match.start()
-            if newline and not _ends_object(text, newline):  # the line ending here
-                start = text.rfind(b"\n", 0, newline) + 1
+            if text[newline - 1] != 125 and newline and not _ends_object(text, newline):
+                start = text.rfind(b"\n", 0, newline) + 1  # the line ending here
                 if start >= position:
-                    number = self._skip(items, text, position, start, number) + 1
-                    _decode_into(items, source, number, decode_line(text[start:newline], exact),
-                                 wanted)
+                    if start > position:
+                        append(Skipped(source, number + 1))
+                        number += count(b"\n", position, start)
+                    number += 1
+                    item = _item(source, number, text[start:newline], loads, wanted)
+                    if item is not None:
+                        append(item)
                     position = newline + 1
-            if match.group("next") is not None and newline < last:  # the line after
+            if match.lastgroup and newline < last:  # "next": the line after
                 start = newline + 1
-                number = self._skip(items, text, position, start, number) + 1
-                end = text.index(b"\n", start)
-                _decode_into(items, source, number, decode_line(text[start:end], exact), wanted)
+                if start > position:
+                    append(Skipped(source, number + 1))
+                    number += count(b"\n", position, start)
+                number += 1
+                end = find(b"\n", start)
+                item = _item(source, number, text[start:end], loads, wanted)
+                if item is not None:
+                    append(item)
                 position = end + 1
-        self.number = self._skip(items, text, position, len(text), number)
+        if position <= last:
+            append(Skipped(source, number + 1))
+            number += count(b"\n", position)
+        self.number = number
         return items
-
-    def _skip(self, items, text, start, end, number):
-        """The lines from ``start`` to ``end`` are not decoded: one Skipped for them, if
-        there are any.  The number of the last line before ``end``."""
-        if end > start:
-            items.append(Skipped(self.source, number + 1))
-            number += text.count(b"\n", start, end)
-        return number
 
 
 _BOUNDARIES = {}
