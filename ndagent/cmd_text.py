@@ -62,10 +62,12 @@ class TextCommand(cli.Command):
     want = frozenset({"tool_call"})
 
     def __init__(self, args, prog, out):
+        from ndagent.stream import OpenCalls
+
         super().__init__(args, prog, out)
         self.color = use_color(args.color, out.fd)
         # verbose: the args of each call started and not yet completed, by call_id.
-        self.open_args = {}
+        self.open_args = OpenCalls(self.warn)
         # --final: the run's answer, and its text since the last tool call.
         self.answer = None
         self.final_segment = []
@@ -103,7 +105,7 @@ class TextCommand(cli.Command):
         key = call_id(data)
         if subtype == "started":
             if self.args.verbose and key is not None and call.args is not None:
-                self.open_args[key] = call.args
+                self.open_args.add(key, call.args, event)
         elif subtype == "completed":
             self.print_action(call.with_args(self.open_args.pop(key, None)))
 

@@ -19,7 +19,8 @@ the completed one has none (a denied call); result is the object under the outco
 key; duration_ms is the difference of the two events' timestamp_ms, when both have
 one; source and line say where the call started (or completed, when no started event
 was seen). A call that never completes is printed with status pending at the end of
-its run. Only the calls still open are kept in memory.
+its run. Only the calls still open are kept in memory: at most 100000, beyond which
+the oldest is printed as pending at once, with a warning.
 
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
@@ -80,11 +81,13 @@ class ToolsCommand(cli.Command):
     exact = True
 
     def __init__(self, args, prog, out):
+        from ndagent.stream import OpenCalls
+
         super().__init__(args, prog, out)
         self.kinds = frozenset(args.kind) if args.kind else None
         self.statuses = frozenset(args.status) if args.status else None
         # The started event of each call not yet completed, by call_id, in start order.
-        self.open = {}
+        self.open = OpenCalls(self.warn)
         self.tsv = args.format == "tsv"
         if self.tsv and args.header:
             out.write("\t".join(TSV_COLUMNS).encode() + b"\n")
@@ -111,7 +114,9 @@ class ToolsCommand(cli.Command):
             earlier = self.open.pop(key, None)
             if earlier is not None:
                 self.report(earlier, None)
-            self.open[key] = event
+            dropped = self.open.add(key, event, event)
+            if dropped is not None:
+                self.report(dropped[1], None)
 
     def end_run(self, run):
         for started in self.open.values():

@@ -8,7 +8,7 @@ SUMMARY = "check a stream against the format, with exact line numbers"
 # The one list of checks: --help and the man page print it from here.
 CHECKS = {
     "json": ("error", "a line is not a JSON object in UTF-8"),
-    "truncated": ("error", "the last line is cut off: the stream was cut off"),
+    "truncated": ("error", "the last line, with no newline, is not whole JSON: cut off"),
     "type": ("error", "an event has no string type"),
     "fields": ("error", "a documented field is missing or of the wrong JSON type"),
     "session": ("error", "an event has no session_id, or not the one of its run"),
@@ -42,11 +42,7 @@ the CLI adds to them (thinking and interaction_query events, timestamp_ms,
 model_call_id, usage, calls completed without being started, ...). Event types and
 fields unknown even to that are accepted, and reported under --strict only. Blank
 lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
-constant however long the stream: the answer is compared by digest.
-
-checks:
-""" + "\n".join(f"  {name:<17}{severity:<9}{meaning}"
-                for name, (severity, meaning) in CHECKS.items())
+constant however long the stream: the answer is compared by digest."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
@@ -116,30 +112,61 @@ def _describe(value):
     return "an array" if type(value) is list else "an object"
 
 
-def _field_problems(data, required, known):
-    """('fields' or 'unknown-field', message) for each field of ``data`` that is missing,
-    of the wrong type, or not documented; see ``_SCHEMAS``."""
-    for name in required:
-        if name not in data:
-            yield "fields", f'"{name}" is missing'
-    for name, value in data.items():
-        if name not in known:
-            yield "unknown-field", f'unknown field "{name}"'
-            continue
-        expected = known[name]
-        if expected is not None and (type(value) is not expected
-                                     or expected is int and value < 0):
-            yield "fields", f'"{name}" must be {_EXPECTED[expected]}, not {_describe(value)}'
+def _shape(data):
+    """What an event's type, subtype and keys alone tell, the same for every event of
+    that shape: (their problems, the fields whose values must be of a JSON type, with
+    that type, and which nested object to check: "message", "tool_call" or None)."""
+    kind = data.get("type")
+    if type(kind) is not str:
+        return [("type", 'the event has no "type"' if kind is None else
+                 f'"type" must be a string, not {_describe(kind)}')], (), None
+    if kind not in KNOWN_TYPES:
+        return [("unknown-type", f'unknown event type "{kind}"')], (), None
+    subtype = data.get("subtype") if kind in _SUBTYPED else None
+    schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
+    if schema is None:
+        if kind == "tool_call":
+            problem = ("fields", '"subtype" of a tool_call must be "started" or "completed"')
+        elif type(subtype) is str:
+            problem = ("unknown-type", f'unknown subtype of a "{kind}" event: "{subtype}"')
+        else:
+            problem = ("unknown-type", f'a "{kind}" event with no string subtype')
+        return [problem], (), None
+    required, known = schema
+    problems = [("fields", f'"{name}" is missing') for name in required if name not in data]
+    problems += [("unknown-field", f'unknown field "{name}"') for name in data
+                 if name not in known]
+    typed = tuple((name, known[name]) for name in data if known.get(name) is not None)
+    nested = {"user": "message", "assistant": "message", "tool_call": "tool_call"}.get(kind)
+    return problems, typed, nested
+
+
+# Shapes seen, (type, subtype, *keys) → _shape(): most events share a few shapes, so
+# each is worked out once.  Bounded, since a hostile stream can make endless shapes.
+_SHAPES = {}
+_MAX_SHAPES = 4096
 
 
 def _unknown_keys(data, known, where):
+    """'unknown-field' for each key of a nested object that is not documented."""
     for name in data:
         if name not in known:
             yield "unknown-field", f'unknown field "{where}{name}"'
 
 
 def _message_problems(data, role):
-    """The problems of a user or assistant event's ``message``."""
+    """The problems of a user or assistant event's ``message`` (a list)."""
+    message = data["message"]
+    if len(message) == 2 and message.get("role") == role:
+        content = message.get("content")
+        if type(content) is list and all(
+                type(part) is dict and len(part) == 2 and part.get("type") == "text"
+                and type(part.get("text")) is str for part in content):
+            return ()  # the usual case, told quickly
+    return list(_message_details(data, role))
+
+
+def _message_details(data, role):
     message = data["message"]
     if message.get("role") != role:
         yield "fields", f'"message.role" must be "{role}"'
@@ -190,34 +217,36 @@ def event_problems(data):
     """(check, message) for each problem of one event's own content: its type, its
     documented fields and their kinds, and what is not documented.  What depends on the
     rest of the stream (sessions, calls, runs, the answer) is the command's."""
-    kind = data.get("type")
-    if type(kind) is not str:
-        yield "type", ('the event has no "type"' if kind is None else
-                       f'"type" must be a string, not {_describe(kind)}')
-        return
-    if kind not in KNOWN_TYPES:
-        yield "unknown-type", f'unknown event type "{kind}"'
-        return
-    subtype = data.get("subtype") if kind in _SUBTYPED else None
-    schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
-    if schema is None:
-        if kind == "tool_call":
-            yield "fields", '"subtype" of a tool_call must be "started" or "completed"'
-        elif type(subtype) is str:
-            yield "unknown-type", f'unknown subtype of a "{kind}" event: "{subtype}"'
-        else:
-            yield "unknown-type", f'a "{kind}" event with no string subtype'
-        return
-    yield from _field_problems(data, *schema)
-    if kind in ("user", "assistant") and type(data.get("message")) is dict:
-        yield from _message_problems(data, kind)
-    elif kind == "tool_call" and type(data.get("tool_call")) is dict:
-        yield from _tool_problems(data, subtype == "completed")
+    kind, subtype = data.get("type"), data.get("subtype")
+    if type(kind) is str and (subtype is None or type(subtype) is str):
+        key = (kind, subtype, *data)
+        shape = _SHAPES.get(key)
+        if shape is None:
+            shape = _shape(data)
+            if len(_SHAPES) < _MAX_SHAPES:
+                _SHAPES[key] = shape
+    else:
+        shape = _shape(data)
+    known_problems, typed, nested = shape
+    problems = list(known_problems)
+    for name, expected in typed:
+        value = data[name]
+        if type(value) is not expected or expected is int and value < 0:
+            problems.append(("fields", f'"{name}" must be {_EXPECTED[expected]}, '
+                                       f"not {_describe(value)}"))
+    if nested == "message" and type(data.get("message")) is dict:
+        problems.extend(_message_problems(data, kind))
+    elif nested == "tool_call" and type(data.get("tool_call")) is dict:
+        problems.extend(_tool_problems(data, subtype == "completed"))
+    return problems
 
 
 def build_parser():
     parser = cli.command_parser("validate", SUMMARY, DESCRIPTION, EXAMPLES, converter=False,
                                 exit_statuses=EXIT_STATUSES)
+    listing = "\n".join(f"  {name:<17}{severity:<9}{meaning}"
+                        for name, (severity, meaning) in CHECKS.items())
+    parser.epilog = f"checks:\n{listing}\n\n{parser.epilog}"
     parser.add_argument(
         "--strict", action="store_true",
         help="count warnings as errors, and report undocumented event types and fields")
@@ -236,9 +265,12 @@ class ValidateCommand(cli.Command):
     per_input = True
 
     def __init__(self, args, prog, out):
+        from ndagent.stream import OpenCalls
+
         super().__init__(args, prog, out)
         self.strict = args.strict
         self.as_json = args.format == "json"
+        self.open_calls = OpenCalls(self.warn)  # call_id → line of its started event
         self._new_input()
         self._new_run()
 
@@ -252,7 +284,7 @@ class ValidateCommand(cli.Command):
         from ndagent.stream import Answer
 
         self.answer = Answer()
-        self.open_calls = {}  # call_id → line of its started event, in start order
+        self.open_calls.clear()
         self.session = None  # (session_id, line) of the run's first session_id
         self.first_event = True
         self.stray = False  # the run is events after a result, with no init
@@ -318,7 +350,7 @@ class ValidateCommand(cli.Command):
                             f'call "{key}" started again: it is open since line '
                             f'{self.open_calls[key]}')
             else:
-                self.open_calls[key] = event.line
+                self.open_calls.add(key, event.line, event)
         elif subtype == "completed" and self.open_calls.pop(key, None) is None:
             self.report(event, "call-unstarted", f'call "{key}" completed without being started')
 
@@ -332,7 +364,7 @@ class ValidateCommand(cli.Command):
         for key, line in self.open_calls.items():
             self.report(_At(run.source, line), "call-unfinished",
                         f'call "{key}" was started and never completed')
-        self.open_calls = {}
+        self.open_calls.clear()
         self.follows_result = None if result is None else result.line
         if result is None:
             return

@@ -233,17 +233,34 @@ def _reason(orjson_reason):
 
 
 def _replace_surrogates(value):
-    if type(value) is str:
-        if not _has_surrogate(value):
-            return value
-        import re
-
-        return re.sub("[\ud800-\udfff]", "\ufffd", value)
-    if type(value) is dict:
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_replace_surrogates(v) for v in value]
+    """``value``, fresh from the stdlib json, with every lone surrogate in its keys and
+    strings made U+FFFD, in place: a loop, not recursion, since the nesting may be
+    deeper than Python recurses."""
+    containers = [value]
+    while containers:
+        container = containers.pop()
+        if type(container) is dict:
+            if any(_has_surrogate(key) for key in container):
+                items = [(_without_surrogates(key), item) for key, item in container.items()]
+                container.clear()
+                container.update(items)
+            places = container.items()
+        else:
+            places = enumerate(container)
+        for place, item in places:
+            if type(item) is str:
+                container[place] = _without_surrogates(item)
+            elif type(item) is dict or type(item) is list:
+                containers.append(item)
     return value
+
+
+def _without_surrogates(text):
+    if not _has_surrogate(text):
+        return text
+    import re
+
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def _has_surrogate(text):

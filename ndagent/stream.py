@@ -6,12 +6,16 @@ commands ask this module and never look into events for these things themselves.
 See FORMAT.md in the project's specification for the sources of each rule.
 """
 
+from collections import OrderedDict
+
 __all__ = [
     "ACTIONS",
     "Answer",
     "JSON_KEY_ORDER",
     "OUTCOMES",
     "OUTCOME_SUFFIXES",
+    "MAX_OPEN_CALLS",
+    "OpenCalls",
     "Run",
     "Runs",
     "ToolCall",
@@ -181,6 +185,37 @@ def call_id(data):
     when it is not a string (it may hold a newline: ``"call_...\\nfc_..."``)."""
     value = data.get("call_id")
     return value if type(value) is str else None
+
+
+# The most tool calls a command keeps track of while they are open.
+MAX_OPEN_CALLS = 100_000
+
+
+class OpenCalls(OrderedDict):
+    """The tool calls started and not yet completed, by call_id, in start order.
+
+    A stream may start calls and never complete them (a million, in a hostile one), so
+    at most ``limit`` are kept: ``add`` drops the oldest beyond that and returns it as
+    ``(call_id, value)``, and calls ``warn(where, message)`` the first time, so that the
+    command says so once."""
+
+    limit = MAX_OPEN_CALLS
+
+    def __init__(self, warn):
+        super().__init__()
+        self.warn = warn
+        self.full = False
+
+    def add(self, key, value, where):
+        """Keep ``value`` for the call ``key``, started at ``where``; what was dropped."""
+        self[key] = value
+        if len(self) <= self.limit:
+            return None
+        if not self.full:
+            self.full = True
+            self.warn(where, f"more than {self.limit} tool calls open at once: "
+                             "the oldest are no longer tracked")
+        return self.popitem(last=False)
 
 
 def assistant_text(data):

@@ -1,14 +1,19 @@
 """ndagent validate: every check fails where it should and passes where real streams go."""
 
+import io
+import os
 import subprocess
 import time
 
 import orjson
 import pytest
 from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cli import read_some
 
-from ndagent.cmd_validate import CHECKS, main
+from ndagent import cli
+from ndagent.cmd_validate import CHECKS, ValidateCommand, build_parser, main
 
 FIXTURES = ["vendor-example.ndjson", "capture-parallel.ndjson", "shapes.ndjson",
             "sample.ndjson", "partial-output.ndjson"]
@@ -145,6 +150,16 @@ def test_type_must_be_a_string(validate):
     assert '"type" must be a string, not an array' in out
     lines[3] = edited(lines[3], drop=["type"])
     assert validate(lines)[1][0] == (4, "error", "type")
+
+
+def test_a_subtype_that_is_not_a_string(validate):
+    lines = vendor()
+    lines[0] = edited(lines[0], subtype=["init"])
+    status, found, out = validate(lines, "--strict")
+    assert (status, found) == (1, [(1, "error", "init"), (1, "error", "unknown-type")])
+    assert 'a "system" event with no string subtype' in out
+    lines[4] = edited(lines[4], subtype={"started": True})
+    assert (5, "error", "fields") in validate(lines)[1]
 
 
 def test_type_unknown_is_accepted(validate):
@@ -399,3 +414,30 @@ def test_diagnostics_appear_while_the_writer_is_still_writing():
         process.kill()
     assert (process.returncode, err) == (1, b"")
     assert rest == b"<stdin>: 10 events, 1 runs, 1 errors, 0 warnings\n"
+
+
+JSON_KEYS = st.sampled_from(["type", "subtype", "session_id", "message", "content", "text",
+                             "call_id", "tool_call", "readToolCall", "function", "result",
+                             "is_error", "duration_ms", "timestamp_ms"])
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(
+        ["system", "init", "user", "assistant", "tool_call", "started", "completed",
+         "result", "success", "thinking", "s"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=2),
+                            st.dictionaries(JSON_KEYS, inner, max_size=3)),
+    max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), JSON_KEYS, JSON_VALUES), max_size=6),
+       st.lists(st.integers(0, 9), max_size=12), st.booleans())
+def test_any_objects_get_a_verdict_never_a_crash(changes, order, strict):
+    """The vendor example with fields replaced, events dropped, repeated, reordered."""
+    events = [orjson.loads(line) for line in vendor()]
+    for index, key, value in changes:
+        events[index][key] = value
+    stream = b"".join(orjson.dumps(events[index]) + b"\n" for index in order)
+    args = build_parser().parse_args(["--strict"] if strict else [])
+    with open(os.devnull, "wb") as sink:
+        command = ValidateCommand(args, "ndagent-validate", cli.Output(sink.fileno()))
+        assert cli.execute(command, [io.BytesIO(stream)]) in (0, 1)
