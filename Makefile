@@ -18,14 +18,23 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
-	@echo '$$ ndagent json $(SAMPLE)'
+	@echo '$$ ndagent json $(SAMPLE)              # the run as the one-object json format'
 	@$(BIN)/ndagent json $(SAMPLE)
 	@echo
-	@echo '$$ ndagent result $(SAMPLE)'
+	@echo '$$ ndagent result $(SAMPLE)            # the answer, rebuilt as it streams'
 	@$(BIN)/ndagent result $(SAMPLE)
 	@echo
-	@echo '$$ head -n 12 $(SAMPLE) | ndagent result; echo "exit status $$?"   # a run cut off'
-	@head -n 12 $(SAMPLE) | $(BIN)/ndagent result; echo "exit status $$?"
+	@echo '$$ ndagent text -v $(SAMPLE)           # one line per action, with its target'
+	@$(BIN)/ndagent text -v $(SAMPLE)
+	@echo
+	@echo '$$ ndagent tools --format tsv --header $(SAMPLE)'
+	@$(BIN)/ndagent tools --format tsv --header $(SAMPLE)
+	@echo
+	@echo '$$ ndagent validate $(SAMPLE)'
+	@$(BIN)/ndagent validate $(SAMPLE)
+	@echo
+	@echo '$$ head -n 12 $(SAMPLE) | ndagent validate; echo "exit status $$?"   # a run cut off'
+	@head -n 12 $(SAMPLE) | $(BIN)/ndagent validate; echo "exit status $$?"
 
 test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes
 	$(BIN)/python -m pytest -q

@@ -45,6 +45,7 @@ class ResultCommand(cli.Command):
         import os
 
         self.for_terminal = os.isatty(out.fd)
+        self.streaming = not args.from_result
         self.answer = None
 
     def begin_run(self, run):
@@ -55,7 +56,7 @@ class ResultCommand(cli.Command):
     def event(self, event):
         if event.type == "assistant":
             text = self.answer.add(event.data)
-            if text and not self.args.from_result:
+            if text and self.streaming:
                 self.print(text)
 
     def end_run(self, run):
@@ -63,7 +64,7 @@ class ResultCommand(cli.Command):
         result = run.result
         if result is not None:
             text = result.data.get("result")
-            if self.args.from_result:
+            if not self.streaming:
                 text = text if type(text) is str else ""
                 answer = self.answer.__class__()
                 answer.add({"message": {"content": [{"text": text}]}})

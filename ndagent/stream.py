@@ -317,11 +317,11 @@ class Answer:
 
     def add(self, data):
         """The part of an ``assistant`` event's data that belongs to the answer."""
-        is_delta = "timestamp_ms" in data and "model_call_id" not in data
-        if self.partial is None:
-            self.partial = is_delta
-        if self.partial and not is_delta:
-            return ""
+        partial = self.partial
+        if partial is None:
+            partial = self.partial = "timestamp_ms" in data and "model_call_id" not in data
+        if partial and ("timestamp_ms" not in data or "model_call_id" in data):
+            return ""  # a flush of text that came as deltas
         text = assistant_text(data)
         if text:
             self.length += len(text)

@@ -108,12 +108,20 @@ def read_some(stream, timeout):
     return os.read(stream.fileno(), 65536) if ready else b""
 
 
-@pytest.mark.parametrize("verb, first_lines, expected", [
-    ("result", 4, b"I'll read the README.md file"),
-    ("json", 10, b'{"type":"result"'),
+VENDOR_LINES = lines_of("vendor-example.ndjson")
+DAMAGED = VENDOR_LINES[:3] + [b"oops\n"] + VENDOR_LINES[3:]
+
+
+@pytest.mark.parametrize("verb, lines, first_lines, expected, status", [
+    ("result", VENDOR_LINES * 2, 4, b"I'll read the README.md file", 0),
+    ("json", VENDOR_LINES * 2, 10, b'{"type":"result"', 0),
+    ("text", VENDOR_LINES, 6, b"Read file\n", 0),  # up to the read call's completion
+    ("tools", VENDOR_LINES, 6, b'{"call_id":"toolu_vrtx_01NnjaR886UcE8whekg2MGJd","kind":"read"',
+     0),
+    ("validate", DAMAGED, 4, b"<stdin>:4: error: not JSON: ", 1),
 ])
-def test_output_appears_while_the_writer_is_still_writing(verb, first_lines, expected):
-    lines = lines_of("vendor-example.ndjson") * 2
+def test_output_appears_while_the_writer_is_still_writing(verb, lines, first_lines, expected,
+                                                          status):
     process = subprocess.Popen([command(verb)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     try:
@@ -123,12 +131,12 @@ def test_output_appears_while_the_writer_is_still_writing(verb, first_lines, exp
         deadline = time.monotonic() + 20
         while expected not in seen and time.monotonic() < deadline:
             seen += read_some(process.stdout, 0.5)
-        assert expected in seen, "nothing came out before the writer finished"
+        assert seen.startswith(expected), "nothing came out before the writer finished"
         assert process.poll() is None
         rest, err = process.communicate(b"".join(lines[first_lines:]), timeout=20)
     finally:
         process.kill()
-    assert process.returncode == 0 and err == b""
+    assert process.returncode == status and err == b""
 
 
 @pytest.mark.parametrize("verb", VERBS)

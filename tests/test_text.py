@@ -7,7 +7,6 @@ import subprocess
 import orjson
 import pytest
 from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
-from test_cli import read_some
 
 from ndagent.cmd_text import main
 
@@ -213,26 +212,6 @@ def test_colour_on_a_terminal_unless_no_color():
     assert b"\x1b" not in on_a_terminal("--color=never", shapes, env=without)
     assert b"\x1b[31m" in on_a_terminal("--color=always", shapes,
                                         env={**without, "NO_COLOR": "1"})
-
-
-def test_the_line_appears_while_the_writer_is_still_writing():
-    lines = lines_of("vendor-example.ndjson")
-    process = subprocess.Popen([command("text")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        process.stdin.write(b"".join(lines[:6]))  # up to the read call's completion
-        process.stdin.flush()
-        seen = b""
-        while b"\n" not in seen:
-            chunk = read_some(process.stdout, 20)
-            assert chunk, "nothing came out before the writer finished"
-            seen += chunk
-        assert seen == b"Read file\n"
-        assert process.poll() is None
-        rest, err = process.communicate(b"".join(lines[6:]), timeout=20)
-    finally:
-        process.kill()
-    assert (process.returncode, rest, err) == (0, b"Created new file\n", b"")
 
 
 @needs_corpus

@@ -6,7 +6,6 @@ import subprocess
 import orjson
 import pytest
 from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
-from test_cli import read_some
 
 from ndagent import cli
 from ndagent.cmd_tools import ToolsCommand, build_parser, main
@@ -216,26 +215,6 @@ def test_memory_holds_only_the_open_calls(write, tmp_path):
         assert cli.execute(command_object, args.files) == 0
     assert max(largest) == 2 and command_object.open == {}
     assert (tmp_path / "out").read_bytes().count(b"\n") == 400
-
-
-def test_the_record_appears_while_the_writer_is_still_writing():
-    lines = lines_of("vendor-example.ndjson")
-    process = subprocess.Popen([command("tools")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        process.stdin.write(b"".join(lines[:6]))  # up to the read call's completion
-        process.stdin.flush()
-        seen = b""
-        while b"\n" not in seen:
-            chunk = read_some(process.stdout, 20)
-            assert chunk, "nothing came out before the writer finished"
-            seen += chunk
-        assert orjson.loads(seen)["kind"] == "read"
-        assert process.poll() is None
-        rest, err = process.communicate(b"".join(lines[6:]), timeout=20)
-    finally:
-        process.kill()
-    assert process.returncode == 0 and orjson.loads(rest)["kind"] == "write" and err == b""
 
 
 @needs_corpus

@@ -2,15 +2,12 @@
 
 import io
 import os
-import subprocess
-import time
 
 import orjson
 import pytest
-from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run
+from conftest import corpus_files, fixture, lines_of, needs_corpus, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_cli import read_some
 
 from ndagent import cli
 from ndagent.cmd_validate import CHECKS, ValidateCommand, build_parser, main
@@ -394,26 +391,6 @@ def test_standard_input_is_named():
     done = run("validate", input=b"".join(vendor()))
     assert (done.returncode, done.stdout, done.stderr) == \
         (0, b"<stdin>: 10 events, 1 runs, 0 errors, 0 warnings\n", b"")
-
-
-def test_diagnostics_appear_while_the_writer_is_still_writing():
-    process = subprocess.Popen([command("validate")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        process.stdin.write(b"".join(vendor()[:3]) + b"oops\n")
-        process.stdin.flush()
-        seen = b""
-        deadline = time.monotonic() + 20
-        while b"[json]" not in seen and time.monotonic() < deadline:
-            seen += read_some(process.stdout, 0.5)
-        assert seen.startswith(b"<stdin>:4: error: not JSON: ")
-        assert seen.endswith(b" [json]\n") and seen.count(b"\n") == 1
-        assert process.poll() is None
-        rest, err = process.communicate(b"".join(vendor()[3:]), timeout=20)
-    finally:
-        process.kill()
-    assert (process.returncode, err) == (1, b"")
-    assert rest == b"<stdin>: 10 events, 1 runs, 1 errors, 0 warnings\n"
 
 
 JSON_KEYS = st.sampled_from(["type", "subtype", "session_id", "message", "content", "text",
