@@ -43,6 +43,9 @@ bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run
 	command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq; }
 	$(BIN)/python tests/bench/run.py --mb 100
 
+fuzz: $(STAMP)  ## the robustness properties at length: 25 000 examples each, 100 000 inputs
+	$(BIN)/python tests/fuzz/run.py --examples 25000
+
 lint: $(STAMP)
 	$(BIN)/ruff check ndagent tests man
 

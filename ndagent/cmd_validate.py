@@ -263,6 +263,7 @@ def build_parser():
 
 class ValidateCommand(cli.Command):
     per_input = True
+    exact = True  # an integer beyond 64 bits is an integer, and is quoted as one
 
     def __init__(self, args, prog, out):
         from ndagent.stream import OpenCalls

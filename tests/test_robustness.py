@@ -1,0 +1,517 @@
+"""Hostile input: every command keeps working on anything, says exactly what is wrong
+in one line, loses nothing that could be read, and never lets stream text reach the
+terminal raw.  Bad lines run in-process (InProcess, as through pipes but quicker); what
+depends on real files, pipes and signals runs the installed commands.  A full disk is
+tested in test_cli.py.  The properties run a few dozen examples here; 'make fuzz' runs
+them at length (tests/fuzz/run.py)."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+
+import orjson
+import pytest
+from conftest import InProcess, command, fixture, lines_of, run, tool_event
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ndagent import stream
+from ndagent.decoder import encode_line
+from ndagent.stream import ACTIONS, JSON_KEY_ORDER, OUTCOME_SUFFIXES
+
+VERBS = ["json", "result", "text", "tools", "validate"]
+CONVERTERS = VERBS[:-1]
+VENDOR = lines_of("vendor-example.ndjson")
+SESSION = orjson.loads(VENDOR[0])["session_id"]
+in_process = InProcess()
+
+# What the properties run: few examples here, many under 'make fuzz'.
+EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "25")), deadline=None,
+                    suppress_health_check=list(HealthCheck), database=None)
+
+# Control characters, other than the newline that ends each line.
+RAW_CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+
+def event_line(**data):
+    return encode_line({**data, "session_id": SESSION})[:-1]
+
+
+def vendor_with(line, at=3):
+    """The vendor example with ``line`` inserted as line ``at``."""
+    lines = list(VENDOR)
+    lines.insert(at - 1, line + b"\n")
+    return b"".join(lines)
+
+
+def assert_one_line_messages(verb, err):
+    """Standard error holds whole one-line messages of this command, no traceback, and
+    no raw control character."""
+    assert b"Traceback" not in err
+    for message in err.splitlines(keepends=True):
+        assert message.startswith(f"ndagent-{verb}: ".encode()) and message.endswith(b"\n")
+    assert not RAW_CONTROL.search(err)
+
+
+# Lines that hold no JSON object: each is skipped with the reason, whatever the command.
+NOT_OBJECTS = [
+    ("invalid UTF-8", b'{"type":"result","result":"\xff\xfe"}', "not valid UTF-8"),
+    ("NUL bytes", b'{"type":"result",\x00"result":""}',
+     "not JSON: unexpected character, expected a string key"),
+    ("binary garbage", bytes(range(11, 256)) + bytes(range(10)), "not valid UTF-8"),
+    ("escape sequences", b"\x1b]0;owned\x07\x1b[2J\x7f", "not JSON: unexpected character, "
+                                                            "expected a JSON value"),
+    ("nesting deeper than orjson reads",
+     b'{"type":"result","x":' + b"[" * 1100 + b"]" * 1100 + b"}",
+     "not JSON: depth limit exceeded"),
+    ("NaN", b'{"type":"result","duration_ms":NaN}',
+     "not JSON: unexpected character, expected a JSON value"),
+    ("Infinity", b'{"type":"result","duration_ms":Infinity}',
+     "not JSON: unexpected character, expected a JSON value"),
+    ("-Infinity", b'{"type":"result","duration_ms":-Infinity}', "not JSON: no digit after sign"),
+    ("a float beyond a double", b'{"type":"result","duration_ms":1e400}',
+     "not JSON: number is infinity when parsed as double"),
+    ("an array", b'[{"type":"result"}]', "not a JSON object but an array"),
+    ("a string", b'"{\\"type\\":\\"result\\"}"', "not a JSON object but a string"),
+]
+
+NO_SINGLE_TOOL = "skipped: a tool_call event that names no single tool"
+
+# Objects that are not what the format says: decoded, ignored by the converters (or
+# warned about), reported by validate.  (id, line, converter warnings, validate's
+# diagnostics of the line.)
+ODD_OBJECTS = [
+    ("no type", event_line(message={}), {}, ['error: the event has no "type" [type]']),
+    ("type not a string", event_line(type=["result"]), {},
+     ['error: "type" must be a string, not an array [type]']),
+    ("type null", event_line(type=None), {}, ['error: the event has no "type" [type]']),
+    ("message.content not a list",
+     event_line(type="assistant", message={"role": "assistant", "content": {"text": "x"}}), {},
+     ['error: "message.content" must be an array of texts, not an object [fields]']),
+    ("an integer beyond 64 bits",
+     event_line(type="thinking", subtype="delta", text="", timestamp_ms=2**70), {}, []),
+    ("tool_call with no *ToolCall key",
+     event_line(type="tool_call", subtype="completed", call_id="c", tool_call={"x": {}}),
+     {"text": NO_SINGLE_TOOL, "tools": NO_SINGLE_TOOL},
+     ['error: "tool_call" must hold one object: a *ToolCall key, or "function" [fields]',
+      'warning: call "c" completed without being started [call-unstarted]']),
+    ("tool_call with two *ToolCall keys",
+     event_line(type="tool_call", subtype="completed", call_id="c",
+                tool_call={"readToolCall": {"result": {"success": {}}},
+                           "shellToolCall": {"result": {"success": {}}}}),
+     {"text": NO_SINGLE_TOOL, "tools": NO_SINGLE_TOOL},
+     ['error: "tool_call" must hold one object: a *ToolCall key, or "function" [fields]',
+      'warning: call "c" completed without being started [call-unstarted]']),
+]
+
+
+def check_line_in_the_vendor_example(line, warnings, diagnostics):
+    """Every command on the vendor example with ``line`` as line 3 prints what it prints
+    with a blank line there; the converters say ``warnings[verb]`` (or nothing), with
+    their usual status; validate adds exactly ``diagnostics`` at line 3."""
+    clean = vendor_with(b"")
+    for verb in VERBS:
+        status, out, err = in_process(verb, vendor_with(line))
+        expected_status, expected_out, _ = in_process(verb, clean)
+        assert_one_line_messages(verb, err)
+        if verb == "validate":
+            found = [text[len("<stdin>:3: "):] for text in out.decode().splitlines()
+                     if text.startswith("<stdin>:3: ")]
+            assert found == diagnostics
+            assert status == (1 if any(d.startswith("error") for d in diagnostics) else 0)
+            assert err == b""
+        else:
+            assert (status, out) == (expected_status, expected_out)
+            warning = warnings.get(verb)
+            expected_err = f"ndagent-{verb}: <stdin>:3: warning: {warning}\n" if warning else ""
+            assert err.decode() == expected_err
+
+
+@pytest.mark.parametrize("line, reason", [case[1:] for case in NOT_OBJECTS],
+                         ids=[case[0] for case in NOT_OBJECTS])
+def test_a_line_that_holds_no_object_is_skipped_with_its_reason(line, reason):
+    check_line_in_the_vendor_example(line, dict.fromkeys(CONVERTERS, "skipped: " + reason),
+                                     [f"error: {reason} [json]"])
+
+
+@pytest.mark.parametrize("line, warnings, diagnostics", [case[1:] for case in ODD_OBJECTS],
+                         ids=[case[0] for case in ODD_OBJECTS])
+def test_an_object_not_of_the_format_is_ignored_or_reported(line, warnings, diagnostics):
+    check_line_in_the_vendor_example(line, warnings, diagnostics)
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_bad_line_at_once_through_real_pipes(verb):
+    bad = [line for _, line, _ in NOT_OBJECTS] + [line for _, line, _, _ in ODD_OBJECTS]
+    lines = VENDOR[:2] + [line + b"\n" for line in bad] + VENDOR[2:]
+    done = run(verb, input=b"".join(lines))
+    clean = run(verb, input=b"".join(VENDOR[:2] + [b"\n"] * len(bad) + VENDOR[2:]))
+    assert_one_line_messages(verb, done.stderr)
+    if verb == "validate":
+        assert done.returncode == 1
+        assert done.stdout.count(b" [json]\n") == len(NOT_OBJECTS)
+    else:
+        assert (done.returncode, done.stdout) == (0, clean.stdout)
+        assert done.stderr.count(b": warning: skipped: ") == (
+            len(NOT_OBJECTS) + (2 if verb in ("text", "tools") else 0))
+
+
+def surrogate_stream():
+    """A run whose answer and whose read call's path hold lone surrogates, which orjson
+    rejects and JSON allows."""
+    return b"".join([
+        VENDOR[0],
+        rb'{"type":"assistant","message":{"role":"assistant","content":[{"type":"text",'
+        rb'"text":"a\ud800b"}]},"session_id":"' + SESSION.encode() + b'"}\n',
+        tool_event("started", "c1", "readToolCall", {"path": "PATH"},
+                   session_id=SESSION).replace(b"PATH", rb"\udc00"),
+        tool_event("completed", "c1", "readToolCall", None, "success", session_id=SESSION),
+        VENDOR[-1].replace(b'"result":"I\'ll read the README.md file and create a summary"',
+                           rb'"result":"a\ud800b"'),
+    ])
+
+
+@pytest.mark.parametrize("verb, argv, expected", [
+    ("result", [], "a\ufffdb\n"),
+    ("text", ["-v"], "Read file: \ufffd\n"),
+    ("validate", [], "<stdin>: 5 events, 1 runs, 0 errors, 0 warnings\n"),
+])
+def test_lone_surrogates_are_decoded_and_printed_as_replacement_characters(
+        verb, argv, expected):
+    assert in_process(verb, surrogate_stream(), *argv) == (0, expected.encode(), b"")
+
+
+def test_lone_surrogates_become_replacement_characters_in_json_records():
+    status, out, err = in_process("json", surrogate_stream())
+    assert (status, err, orjson.loads(out)["result"]) == (0, b"", "a\ufffdb")
+    status, out, err = in_process("tools", surrogate_stream())
+    assert (status, err, orjson.loads(out)["args"]) == (0, b"", {"path": "\ufffd"})
+
+
+def test_integers_beyond_64_bits_are_printed_exactly():
+    big = 2**70 + 1
+    line = VENDOR[-1].replace(b'"duration_ms":5234', b'"duration_ms":%d' % big)
+    status, out, err = in_process("json", b"".join(VENDOR[:-1]) + line)
+    assert (status, err) == (0, b"") and b'"duration_ms":%d,' % big in out
+
+
+def test_duplicate_keys_the_last_one_counts_everywhere():
+    failed_then_fine = VENDOR[-1].replace(b'"is_error":false', b'"is_error":true,"is_error":false')
+    data = b"".join(VENDOR[:-1]) + failed_then_fine
+    for verb in VERBS:
+        status, out, err = in_process(verb, data)
+        assert (status, err) == (0, b"")
+    assert orjson.loads(in_process("json", data)[1])["is_error"] is False
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_empty_input(verb):
+    done = run(verb, input=b"")
+    summary = b"<stdin>: 0 events, 0 runs, 0 errors, 0 warnings\n" if verb == "validate" else b""
+    assert (done.returncode, done.stdout, done.stderr) == (0, summary, b"")
+
+
+@pytest.fixture(scope="module")
+def huge_line_stream(tmp_path_factory):
+    """A run whose answer is one assistant event of 50 MB, repeated by its result."""
+    text = "0123456789abcdef\n" * (50 * 2**20 // 17)
+    assistant = orjson.loads(VENDOR[2])
+    assistant["message"]["content"][0]["text"] = text
+    result = orjson.loads(VENDOR[-1])
+    result["result"] = text
+    path = tmp_path_factory.mktemp("huge") / "huge.ndjson"
+    path.write_bytes(b"".join([VENDOR[0], orjson.dumps(assistant), b"\n",
+                               orjson.dumps(result), b"\n"]))
+    return path, text
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_line_of_50_megabytes(verb, huge_line_stream):
+    path, text = huge_line_stream
+    done = run(verb, path)
+    assert (done.returncode, done.stderr) == (0, b"")
+    if verb == "result":
+        assert done.stdout == text.encode()
+    elif verb == "json":
+        assert orjson.loads(done.stdout)["result"] == text
+    elif verb == "validate":
+        assert done.stdout == f"{path}: 3 events, 1 runs, 0 errors, 0 warnings\n".encode()
+    else:
+        assert done.stdout == b""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("verb", VERBS)
+def test_unreadable_files_are_status_2_one_message_each_and_the_rest_is_read(verb, tmp_path):
+    # Root reads any file whatever its mode; it cannot open a socket, nor read its own
+    # memory at address 0, so those stand for unreadable files.
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "socket"))
+    vendor = fixture("vendor-example.ndjson")
+    inputs = [vendor, tmp_path, tmp_path / "socket", "/proc/self/mem", tmp_path / "missing",
+              vendor]
+    done = run(verb, *inputs)
+    server.close()
+    assert done.returncode == 2
+    assert_one_line_messages(verb, done.stderr)
+    assert done.stderr.decode().splitlines() == [
+        f"ndagent-{verb}: {tmp_path}: cannot read: Is a directory",
+        f"ndagent-{verb}: {tmp_path}/socket: cannot read: No such device or address",
+        f"ndagent-{verb}: /proc/self/mem:1: cannot read: Input/output error",
+        f"ndagent-{verb}: {tmp_path}/missing: cannot read: No such file or directory"]
+    once = run(verb, vendor).stdout
+    assert done.stdout == once * 2 and once
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_stdout_closed_before_the_first_write_is_a_quiet_death(verb):
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run([command(verb), fixture("sample.ndjson")], stdout=writer,
+                              stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (-signal.SIGPIPE, b"")
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_ctrl_c_while_busy_is_status_130_without_traceback(verb):
+    """SIGINT while the command is deep in a stream that keeps coming (test_cli.py sends
+    it while the command waits for input)."""
+    block = b"".join(VENDOR[1:-1]) * 200
+    process = subprocess.Popen([command(verb)], stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process.stdin.write(VENDOR[0])
+    deadline = time.monotonic() + 0.5
+    try:
+        while time.monotonic() < deadline:
+            process.stdin.write(block)
+        process.send_signal(signal.SIGINT)
+        while process.poll() is None and time.monotonic() < deadline + 20:
+            process.stdin.write(block)
+        process.stdin.close()
+    except BrokenPipeError:
+        pass
+    err = process.stderr.read()
+    process.wait(timeout=20)
+    assert process.returncode == 130
+    assert b"Traceback" not in err
+
+
+# Open calls: at most stream.MAX_OPEN_CALLS are kept, the oldest dropped, said once.
+
+def never_completed(count):
+    return [tool_event("started", f"c{number}", "readToolCall", {"path": f"p{number}"},
+                       session_id=SESSION) for number in range(count)]
+
+
+def test_open_calls_beyond_the_cap_are_dropped_oldest_first_and_said_once(monkeypatch):
+    monkeypatch.setattr(stream.OpenCalls, "limit", 3)
+    data = b"".join(VENDOR[:1] + never_completed(5) + [
+        tool_event("completed", "c4", "readToolCall", None, "success", session_id=SESSION)])
+    warning = ("<stdin>:5: warning: more than 3 tool calls open at once: "
+               "the oldest are no longer tracked\n")
+    status, out, err = in_process("tools", data)
+    records = [orjson.loads(line) for line in out.splitlines()]
+    # The dropped calls are printed as pending at once; the others where they end.
+    assert [(r["call_id"], r["status"]) for r in records] == [
+        ("c0", "pending"), ("c1", "pending"), ("c4", "success"), ("c2", "pending"),
+        ("c3", "pending")]
+    assert err.decode() == "ndagent-tools: " + warning + (
+        "ndagent-tools: <stdin>:1: run ended without a result event: "
+        "the agent failed or was cut off\n")
+    status, out, err = in_process("text", data, "-v")
+    assert out == b"Read file: p4\n" and err.decode().startswith("ndagent-text: " + warning)
+    status, out, err = in_process("validate", data)
+    assert err.decode() == "ndagent-validate: " + warning
+    unfinished = re.findall(rb'call "(c\d)" was started and never completed', out)
+    assert unfinished == [b"c2", b"c3"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
+def test_a_million_calls_never_completed_keep_memory_bounded():
+    """text -v keeps the args of each open call: a million kept would take some 400 MB,
+    the 100 000 it keeps some 40 MB.  The input is written as the command reads it.  The
+    peak is the child's VmHWM, read once it has printed the last call: its ru_maxrss
+    (os.wait4) would count this process's memory too, which the child had before exec."""
+    process = subprocess.Popen([command("text"), "-v"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    template = ('{"type":"tool_call","subtype":"started","call_id":"call_%d","tool_call":'
+                '{"readToolCall":{"args":{"path":"/src/module_%d.py"}}}}\n')
+    process.stdin.write(VENDOR[0])
+    for start in range(0, 10**6, 20000):
+        process.stdin.write("".join(template % (number, number)
+                                    for number in range(start, start + 20000)).encode())
+    process.stdin.write(tool_event("completed", "call_999999", "readToolCall", None, "success"))
+    process.stdin.flush()
+    assert process.stdout.readline() == b"Read file: /src/module_999999.py\n"
+    with open(f"/proc/{process.pid}/status") as status:
+        peak_kib = int(re.search(r"VmHWM:\s*(\d+) kB", status.read()).group(1))
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (1, b"")
+    assert err.decode().splitlines() == [
+        f"ndagent-text: <stdin>:{stream.MAX_OPEN_CALLS + 2}: warning: more than "
+        f"{stream.MAX_OPEN_CALLS} tool calls open at once: the oldest are no longer tracked",
+        "ndagent-text: <stdin>:1: run ended without a result event: the agent failed or "
+        "was cut off"]
+    assert peak_kib < 150 * 1024
+
+
+# Properties.
+
+# Text with what a terminal would act on: C0, C1, DEL, escape sequences.
+HOSTILE_TEXT = st.lists(st.one_of(st.text(st.characters(codec="utf-8")),
+                                  st.sampled_from(["\x1b[2J", "\x1b]0;x\x07", "\x9b31m", "\x7f",
+                                                   "\r", "\n", "\t", "\x00", "\u2028"]))
+                        ).map("".join)
+
+
+KINDS = st.sampled_from(["read", "write", "edit", "shell", "grep", "mcp", "task", "frobnicate"])
+OUTCOMES = st.sampled_from(["success", "failure", "permissionDenied", "rejected", "error"])
+
+
+@st.composite
+def valid_runs(draw, text=HOSTILE_TEXT):
+    """The lines of one valid, successful run, with the answer, the calls (kind, outcome,
+    args) and the result event it holds."""
+    lines = [VENDOR[0]]
+    answer, calls = [], []
+    for step in range(draw(st.integers(0, 6))):
+        if draw(st.booleans()):
+            piece = draw(text)
+            answer.append(piece)
+            lines.append(event_line(type="assistant", message={
+                "role": "assistant", "content": [{"type": "text", "text": piece}]}) + b"\n")
+        else:
+            kind, outcome = draw(KINDS), draw(OUTCOMES)
+            args = {"path": draw(text), "command": draw(text), "pattern": draw(text)}
+            calls.append((f"call-{step}", kind, outcome, args))
+    # Started in order, then completed in any order, before the answer's pieces.
+    completions = draw(st.permutations(calls))
+    lines[1:1] = [tool_event("started", key, kind + "ToolCall", args, session_id=SESSION)
+                  for key, kind, _, args in calls] + [
+        tool_event("completed", key, kind + "ToolCall", None, outcome, session_id=SESSION)
+        for key, kind, outcome, _ in completions]
+    result = orjson.loads(VENDOR[-1])
+    result["result"] = "".join(answer)
+    result["usage"] = {"inputTokens": draw(st.integers(0, 2**80))}
+    lines.append(encode_line(result))
+    return lines, "".join(answer), completions, result
+
+
+@EXAMPLES
+@given(st.one_of(st.binary(), st.lists(st.sampled_from(VENDOR + [b"\n", b"\r\n", b"{", b"\xff"]))
+                 .map(b"".join)))
+def test_property_any_bytes_give_status_0_or_1_and_one_line_messages(data):
+    for verb in VERBS:
+        status, out, err = in_process(verb, data)
+        assert status in (0, 1)
+        assert_one_line_messages(verb, err)
+
+
+@EXAMPLES
+@given(valid_runs())
+def test_property_each_command_gives_what_a_valid_run_holds(run_):
+    lines, answer, completions, result = run_
+    data = b"".join(lines)
+    assert in_process("result", data, "-n") == (0, answer.encode(), b"")
+    status, out, err = in_process("json", data)
+    assert (status, err) == (0, b"") and out.count(b"\n") == 1
+    printed = json.loads(out)  # orjson would read integers beyond 64 bits as floats
+    assert printed == result
+    assert list(printed)[:len(JSON_KEY_ORDER)] == [k for k in JSON_KEY_ORDER if k in result]
+    status, out, err = in_process("tools", data)
+    assert (status, err) == (0, b"")
+    assert [(r["call_id"], r["kind"], r["status"], r["args"])
+            for r in map(orjson.loads, out.splitlines())] == [
+        (key, kind, outcome, args) for key, kind, outcome, args in completions]
+    status, out, err = in_process("text", data)
+    assert (status, err) == (0, b"")
+    assert out.decode().splitlines() == [
+        ACTIONS.get(kind, "Used tool") + OUTCOME_SUFFIXES.get(outcome, "")
+        for _, kind, outcome, _ in completions]
+    status, out, err = in_process("validate", data)
+    assert (status, out, err) == (
+        0, f"<stdin>: {len(lines)} events, 1 runs, 0 errors, 0 warnings\n".encode(), b"")
+
+
+@EXAMPLES
+@given(valid_runs(), st.data())
+def test_property_damage_to_one_line_leaves_the_others_alone(run_, data):
+    """A line cut short (and followed by junk) gives what a blank line there gives, and
+    at most one message about it: exactly one from validate, which reads every line in
+    full (the converters may leave a line unread when it cannot hold an event they
+    want)."""
+    lines = run_[0]
+    index = data.draw(st.integers(0, len(lines) - 1))
+    line = lines[index][:-1]
+    cut = data.draw(st.integers(1, len(line) - 1))
+    junk = data.draw(st.sampled_from([b"", b"\xff", b"\x00", b"\x1b[2J", b"]"]))
+    damaged = b"".join(lines[:index] + [line[:cut] + junk + b"\n"] + lines[index + 1:])
+    blank = b"".join(lines[:index] + [b"\n"] + lines[index + 1:])
+    where = f"<stdin>:{index + 1}: "
+    for verb in VERBS:
+        status, out, err = in_process(verb, damaged)
+        blank_status, blank_out, blank_err = in_process(verb, blank)
+        assert_one_line_messages(verb, err)
+        if verb == "validate":
+            found = [text for text in out.decode().splitlines()
+                     if text.startswith(where) and text.endswith(("[json]", "[truncated]"))]
+            assert len(found) == 1
+            others = [text for text in out.decode().splitlines()[:-1] if text not in found]
+            assert others == blank_out.decode().splitlines()[:-1] and status == 1
+        else:
+            assert (status, out) == (blank_status, blank_out)
+            extra = err.decode().splitlines()
+            for message in blank_err.decode().splitlines():
+                extra.remove(message)
+            assert len(extra) <= 1
+            assert all(text.startswith(f"ndagent-{verb}: {where}warning: skipped: ")
+                       for text in extra)
+
+
+# Terminal safety: whatever the stream holds, text and every message stay one line each
+# with no raw control character.
+
+def hostile(value, keys=False, text="\x1b[31m\x9b2J\x7f\x07\r\x00\x85"):
+    """``value`` with control characters added to every string (and key, if asked)."""
+    if type(value) is str:
+        return value + text
+    if type(value) is list:
+        return [hostile(item, keys, text) for item in value]
+    if type(value) is dict:
+        return {(hostile(key, keys, text) if keys and key != "type" else key):
+                hostile(item, keys, text) for key, item in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("keys", [False, True], ids=["values", "keys and values"])
+@pytest.mark.parametrize("name", ["vendor-example.ndjson", "shapes.ndjson",
+                                  "capture-parallel.ndjson", "sample.ndjson"])
+def test_no_control_character_reaches_the_terminal(name, keys):
+    data = b"".join(orjson.dumps(hostile(orjson.loads(line), keys)) + b"\n"
+                    for line in lines_of(name))
+    runs = [(verb, []) for verb in VERBS] + [
+        ("text", ["-v"]), ("text", ["--final"]), ("validate", ["--strict"]),
+        ("tools", ["--format", "tsv"])]
+    for verb, argv in runs:
+        status, out, err = in_process(verb, data, *argv)
+        assert_one_line_messages(verb, err)
+        if argv == ["--final"]:  # prose: its lines and tabs are kept
+            out = out.replace(b"\t", b"")
+        if verb in ("text", "validate"):
+            assert not RAW_CONTROL.search(out.replace(b"\n", b""))
+
+
+@EXAMPLES
+@given(valid_runs(), st.booleans())
+def test_property_text_and_validate_escape_every_control_character(run_, verbose):
+    data = b"".join(run_[0])
+    for verb, argv in [("text", ["-v"] if verbose else []), ("validate", ["--strict"])]:
+        status, out, err = in_process(verb, data, *argv)
+        assert not RAW_CONTROL.search(out.replace(b"\n", b"") + err)
