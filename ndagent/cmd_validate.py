@@ -115,13 +115,14 @@ def _describe(value):
 def _shape(data):
     """What an event's type, subtype and keys alone tell, the same for every event of
     that shape: (their problems, the fields whose values must be of a JSON type, with
-    that type, and which nested object to check: "message", "tool_call" or None)."""
+    that type, and which nested object to check: "message", "tool_call" or None).
+    Tuples: the same problems are handed out for every event of the shape."""
     kind = data.get("type")
     if type(kind) is not str:
-        return [("type", 'the event has no "type"' if kind is None else
-                 f'"type" must be a string, not {_describe(kind)}')], (), None
+        return (("type", 'the event has no "type"' if kind is None else
+                 f'"type" must be a string, not {_describe(kind)}'),), (), None
     if kind not in KNOWN_TYPES:
-        return [("unknown-type", f'unknown event type "{kind}"')], (), None
+        return (("unknown-type", f'unknown event type "{kind}"'),), (), None
     subtype = data.get("subtype") if kind in _SUBTYPED else None
     schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
     if schema is None:
@@ -131,14 +132,14 @@ def _shape(data):
             problem = ("unknown-type", f'unknown subtype of a "{kind}" event: "{subtype}"')
         else:
             problem = ("unknown-type", f'a "{kind}" event with no string subtype')
-        return [problem], (), None
+        return (problem,), (), None
     required, known = schema
     problems = [("fields", f'"{name}" is missing') for name in required if name not in data]
     problems += [("unknown-field", f'unknown field "{name}"') for name in data
                  if name not in known]
     typed = tuple((name, known[name]) for name in data if known.get(name) is not None)
     nested = {"user": "message", "assistant": "message", "tool_call": "tool_call"}.get(kind)
-    return problems, typed, nested
+    return tuple(problems), typed, nested
 
 
 # Shapes seen, (type, subtype, *keys) → _shape(): most events share a few shapes, so
@@ -227,18 +228,24 @@ def event_problems(data):
                 _SHAPES[key] = shape
     else:
         shape = _shape(data)
-    known_problems, typed, nested = shape
-    problems = list(known_problems)
+    problems, typed, nested = shape
     for name, expected in typed:
         value = data[name]
-        if type(value) is not expected or expected is int and value < 0:
-            problems.append(("fields", f'"{name}" must be {_EXPECTED[expected]}, '
-                                       f"not {_describe(value)}"))
+        if type(value) is not expected and not _is_integral(value, expected) or (
+                expected is int and value < 0):
+            problems = [*problems, ("fields", f'"{name}" must be {_EXPECTED[expected]}, '
+                                              f"not {_describe(value)}")]
     if nested == "message" and type(data.get("message")) is dict:
-        problems.extend(_message_problems(data, kind))
+        problems = [*problems, *_message_problems(data, kind)]
     elif nested == "tool_call" and type(data.get("tool_call")) is dict:
-        problems.extend(_tool_problems(data, subtype == "completed"))
+        problems = [*problems, *_tool_problems(data, subtype == "completed")]
     return problems
+
+
+def _is_integral(value, expected):
+    """Whether ``value`` is a JSON integer though not a Python int: JSON has one kind of
+    number, and orjson reads integers beyond 64 bits as floats (``2**70``)."""
+    return expected is int and type(value) is float and value.is_integer()
 
 
 def build_parser():
@@ -263,7 +270,6 @@ def build_parser():
 
 class ValidateCommand(cli.Command):
     per_input = True
-    exact = True  # an integer beyond 64 bits is an integer, and is quoted as one
 
     def __init__(self, args, prog, out):
         from ndagent.stream import OpenCalls
@@ -287,6 +293,7 @@ class ValidateCommand(cli.Command):
         self.answer = Answer()
         self.open_calls.clear()
         self.session = None  # (session_id, line) of the run's first session_id
+        self.session_id = None  # the same session_id alone, for the quick test
         self.first_event = True
         self.stray = False  # the run is events after a result, with no init
 
@@ -303,7 +310,8 @@ class ValidateCommand(cli.Command):
         for check, message in event_problems(data):
             self.report(event, check, message)
         kind = event.type
-        if kind is not None and (kind in KNOWN_TYPES or "session_id" in data):
+        if data.get("session_id") != self.session_id and kind is not None and (
+                kind in KNOWN_TYPES or "session_id" in data):
             self._check_session(event)
         if kind == "assistant":
             self.answer.add(data)
@@ -333,6 +341,7 @@ class ValidateCommand(cli.Command):
                         else f'"session_id" must be a string, not {_describe(value)}')
         elif self.session is None:
             self.session = (value, event.line)
+            self.session_id = value
         elif value != self.session[0]:
             first, line = self.session
             self.report(event, "session",
