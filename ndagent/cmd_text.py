@@ -25,7 +25,17 @@ terminal raw."""
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson | ndagent text
   ndagent text -v run.ndjson
-  ndagent text --final run.ndjson > answer.txt"""
+  ndagent text --final run.ndjson > answer.txt
+  # what the agent did, counted: 12 Read file, 3 Edited file, ...
+  ndagent text logs/*.ndjson | sort | uniq -c | sort -rn
+  # in a Makefile: a log of the agent's actions beside its answer
+  actions.log: run.ndjson
+  \tndagent text -v --color=never $< > $@"""
+
+# The environment variables the command reads (shown in its man page).
+ENVIRONMENT = {
+    "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
+}
 
 # SGR sequences: dim for the target, red for an outcome that is not success.
 _DIM, _RED, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[0m"

@@ -31,7 +31,12 @@ EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent tools -s failure
   ndagent tools -k shell --format tsv run.ndjson | cut -f4      # the commands it ran
   ndagent tools -k edit,write run.ndjson | jq -r .args.path | sort -u
-  ndagent tools -s pending --format tsv --header cut-off.ndjson"""
+  ndagent tools -s pending --format tsv --header cut-off.ndjson
+  # the slowest shell commands of a day of runs
+  ndagent tools -k shell --format tsv logs/*.ndjson | sort -t $'\\t' -k5 -rn | head
+  # in a Makefile: fail when the agent ran a command it was denied
+  check-denied: run.ndjson
+  \t! ndagent tools -s permissionDenied $< | grep -q ."""
 
 TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms")
 

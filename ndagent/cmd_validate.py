@@ -49,7 +49,11 @@ EXAMPLES = """\
   ndagent validate -q run.ndjson && ndagent result run.ndjson > answer.md
   # the checks that fail most often over a day of runs
   ndagent validate --format json logs/*.ndjson | jq -r '.check // empty' |
-    sort | uniq -c | sort -rn"""
+    sort | uniq -c | sort -rn
+  # in a Makefile: stop at a run that failed or was cut off
+  answer.md: run.ndjson
+  \tndagent validate -q $<
+  \tndagent result $< > $@"""
 
 EXIT_STATUSES = (
     ("0", "no errors (warnings allowed, unless --strict)"),

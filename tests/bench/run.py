@@ -1,10 +1,10 @@
 """``make bench``: ndagent against jq on the same synthetic stream, in one run.
 
-For each command, the command and its jq equivalent run alternately, a few rounds each;
-the table shows the best time of each, the throughput, the ratio (jq time / ndagent
-time) against the target, and the peak memory (max RSS).  Then start-up on a tiny
-stream against ``python -c 'import orjson'``.  Ratios, not seconds, are what compare
-across machines.
+For each command, the command and its jq equivalent run one after the other, a few
+rounds; the table shows the best time of each, the throughput, the median over the
+rounds of the ratio jq time / ndagent time, against the target, and the peak memory
+(max RSS).  Then start-up on a tiny stream against ``python -c 'import orjson'``.
+Ratios, not seconds, are what compare across machines.
 """
 
 import argparse
@@ -54,14 +54,18 @@ def timed(argv, stdin_path=None):
 
 
 def compare(ours, theirs, rounds, stdin_path=None):
-    """Best times and our peak memory, the two measured alternately."""
-    our_times, their_times, memory = [], [], 0.0
+    """Best times, the median of the rounds' ratios, and our peak memory.  Each round
+    runs the two one after the other, so a slow spell of the machine slows both: the
+    ratio of a round is steadier than either time."""
+    our_times, their_times, ratios, memory = [], [], [], 0.0
     for _ in range(rounds):
         seconds, rss = timed(ours, stdin_path)
+        their_seconds = timed(theirs, stdin_path)[0]
         our_times.append(seconds)
+        their_times.append(their_seconds)
+        ratios.append(their_seconds / seconds)
         memory = max(memory, rss)
-        their_times.append(timed(theirs, stdin_path)[0])
-    return min(our_times), min(their_times), memory
+    return min(our_times), min(their_times), statistics.median(ratios), memory
 
 
 def startup(rounds):
@@ -89,7 +93,7 @@ def machine():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=100, help="stream size (default 100)")
-    parser.add_argument("--rounds", type=int, default=3, help="runs of each (default 3)")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument("--data", default=str(ROOT / "bench-data"),
                         help="where the generated stream is kept")
     args = parser.parse_args()
@@ -119,9 +123,9 @@ def main():
         inputs = [("file", None), ("pipe", stream)] if verb == "json" else [("file", None)]
         for kind, stdin_path in inputs:
             file_args = [] if stdin_path else [str(stream)]
-            our_s, jq_s, rss = compare([str(BIN / f"ndagent-{ours[0]}"), *ours[1:], *file_args],
-                                       ["jq", *program, *file_args], args.rounds, stdin_path)
-            ratio = jq_s / our_s
+            our_s, jq_s, ratio, rss = compare(
+                [str(BIN / f"ndagent-{ours[0]}"), *ours[1:], *file_args],
+                ["jq", *program, *file_args], args.rounds, stdin_path)
             verdict = "ok" if ratio >= target else "MISSED"
             if ratio < target:
                 missed.append(f"{verb} ({kind})")
