@@ -262,31 +262,37 @@ class Command:
 
 def run_command(build, command_class, argv=None):
     """The entry point of ``ndagent-VERB``: parse, run, and turn every outcome into an
-    exit status (never a traceback)."""
+    exit status (never a traceback).  What it sets for the whole process (SIGPIPE, the
+    collector) is put back before it returns, so that a script may call ``main`` again
+    and again."""
+    import gc
     import signal
 
     # Die quietly of SIGPIPE, as cat does, when the reader of stdout goes away.
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    parser = build()
-    args = parser.parse_args(argv)
-    import gc
-
+    on_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     # Decoding makes many short-lived dicts and no cycles: collecting them with the
     # default threshold costs 5-15% of the run for nothing.
+    threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
-    out = Output()
-    command = command_class(args, parser.prog, out)
     try:
-        return execute(command, args.files)
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 128 + 13
-    except OSError as error:
-        command.say(f"write error: {error.strerror or error}")
-        return EXIT_USAGE
+        parser = build()
+        args = parser.parse_args(argv)
+        out = Output()
+        command = command_class(args, parser.prog, out)
+        try:
+            return execute(command, args.files)
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:
+            return 128 + 13
+        except OSError as error:
+            command.say(f"write error: {error.strerror or error}")
+            return EXIT_USAGE
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+        signal.signal(signal.SIGPIPE, on_sigpipe)
 
 
 def execute(command, inputs):

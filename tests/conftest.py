@@ -1,7 +1,6 @@
 """Shared test helpers: fixtures on disk, the installed commands, in-process runs."""
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,22 +41,12 @@ needs_corpus = pytest.mark.skipif(
     not CORPUS.is_dir(), reason="../shared/corpus/real is not beside this clone")
 
 
-def call_main(main, argv):
-    """``main(argv)``, then the SIGPIPE handler put back: a command dies of SIGPIPE, as
-    cat does, but the tests must see EPIPE as an error (writing to a child that died)."""
-    on_sigpipe = signal.getsignal(signal.SIGPIPE)
-    try:
-        return main([str(arg) for arg in argv])
-    finally:
-        signal.signal(signal.SIGPIPE, on_sigpipe)
-
-
 @pytest.fixture
 def call(capfdbinary):
     """Run a command's ``main`` in-process: (status, stdout bytes, stderr text)."""
 
     def call(main, *argv):
-        status = call_main(main, argv)
+        status = main([str(arg) for arg in argv])
         out, err = capfdbinary.readouterr()
         return status, out, err.decode()
 
@@ -102,7 +91,7 @@ class InProcess:
         try:
             for fd, file in enumerate(self.files):
                 os.dup2(file.fileno(), fd)
-            status = call_main(main, argv)
+            status = main([str(arg) for arg in argv])
         finally:
             for fd, copy in enumerate(saved):
                 os.dup2(copy, fd)

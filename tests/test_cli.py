@@ -160,3 +160,18 @@ def test_full_disk_is_one_message_and_status_2(verb):
                               stderr=subprocess.PIPE, timeout=30)
     assert done.returncode == 2
     assert done.stderr == f"ndagent-{verb}: write error: No space left on device\n".encode()
+
+
+def test_main_puts_back_what_it_sets_for_the_process(call):
+    import gc
+
+    from ndagent.cmd_json import main
+
+    before = (signal.getsignal(signal.SIGPIPE), gc.get_threshold(), gc.get_freeze_count())
+    for argv in ([VENDOR], ["--no-such-option"], ["--help"]):
+        try:
+            call(main, *argv)
+        except SystemExit:
+            pass
+        assert (signal.getsignal(signal.SIGPIPE), gc.get_threshold(),
+                gc.get_freeze_count()) == before
