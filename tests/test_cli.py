@@ -1,6 +1,7 @@
 """The frame, through real pipes against the installed commands: aliases, help, exit
 statuses, quiet exits when the reader goes away, live output, write errors."""
 
+import contextlib
 import os
 import select
 import signal
@@ -169,9 +170,7 @@ def test_main_puts_back_what_it_sets_for_the_process(call):
 
     before = (signal.getsignal(signal.SIGPIPE), gc.get_threshold(), gc.get_freeze_count())
     for argv in ([VENDOR], ["--no-such-option"], ["--help"]):
-        try:
+        with contextlib.suppress(SystemExit):
             call(main, *argv)
-        except SystemExit:
-            pass
         assert (signal.getsignal(signal.SIGPIPE), gc.get_threshold(),
                 gc.get_freeze_count()) == before
