@@ -69,7 +69,9 @@ def use_color(choice, fd):
 
 
 class TextCommand(cli.Command):
-    want = frozenset({"tool_call"})
+    # A line per completed call needs only the completed events; -v also needs the
+    # started ones (for the args a completed event may lack), --final the texts too.
+    want = frozenset({"tool_call/completed"})
 
     def __init__(self, args, prog, out):
         from ndagent.stream import OpenCalls
@@ -83,6 +85,8 @@ class TextCommand(cli.Command):
         self.final_segment = []
         if args.final:
             self.want = frozenset({"tool_call", "assistant"})
+        elif args.verbose:
+            self.want = frozenset({"tool_call"})
 
     def begin_run(self, run):
         if self.args.final:

@@ -292,8 +292,12 @@ class _Lines:
     def __init__(self, source, want, exact):
         self.source = source
         self.exact = exact
-        self.wanted = None if want is None else frozenset(want) | {"system", "result"}
-        self.boundary = None if want is None else _boundary(self.wanted)
+        if want is None:
+            self.wanted = self.boundary = None
+        else:
+            want = frozenset(want) | {"system", "result"}
+            self.wanted = frozenset(name.split("/")[0] for name in want)
+            self.boundary = _boundary(want)
         self.number = 0
 
     def block(self, data):
@@ -381,17 +385,29 @@ class _Lines:
 _BOUNDARIES = {}
 
 
-def _boundary(wanted):
+def _boundary(want):
     """The newlines next to a line to decode: the line before does not end with ``}``,
     or the line after (group ``next``, which matches the empty string, so it only tells)
-    does not start ``{"type":"NAME"`` for a NAME not wanted."""
-    pattern = _BOUNDARIES.get(wanted)
+    does not start ``{"type":"NAME"`` for a NAME not wanted, nor, for a wanted
+    ``NAME/SUBTYPE``, ``{"type":"NAME","subtype":"OTHER"`` for another subtype."""
+    pattern = _BOUNDARIES.get(want)
     if pattern is None:
         import re
 
-        names = b"|".join(re.escape(name.encode()) for name in sorted(wanted))
-        unwanted = rb'\{"type":"(?!(?:' + names + rb')")[A-Za-z_]+"'
-        pattern = _BOUNDARIES[wanted] = re.compile(
+        def alternatives(names):
+            return b"|".join(re.escape(name.encode()) for name in sorted(names))
+
+        subtypes = {}
+        for name in want:
+            kind, _, subtype = name.partition("/")
+            subtypes.setdefault(kind, set()).add(subtype)
+        unwanted = [rb'\{"type":"(?:(?!(?:' + alternatives(subtypes) + rb')")[A-Za-z_]+"']
+        for kind, names in sorted(subtypes.items()):
+            if "" not in names:  # only some subtypes of this type are wanted
+                unwanted.append(re.escape(kind.encode()) + rb'","subtype":"(?!(?:'
+                                + alternatives(names) + rb')")[A-Za-z_]+"')
+        unwanted = b"|".join(unwanted) + b")"
+        pattern = _BOUNDARIES[want] = re.compile(
             rb"\n(?:(?P<next>(?!" + unwanted + rb"))|(?<!\}\n)(?<!\}\r\n))")
     return pattern
 
@@ -425,8 +441,8 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False):
     """Yield lists of items, one list per chunk read, from the inputs in order.
 
     ``inputs`` holds paths, ``"-"`` for standard input, or binary file objects.  With
-    ``want`` (event type names), lines that cannot hold those types are not decoded:
-    they come as ``Skipped`` items.  ``system`` and ``result`` events are always
+    ``want`` (event type names, or ``TYPE/SUBTYPE`` for only some subtypes of a type),
+    lines that cannot hold those are not decoded: they come as ``Skipped`` items.  ``system`` and ``result`` events are always
     decoded, since they mark where runs begin and end.  ``exact``: see ``decode_line``."""
     for name in inputs or ("-",):
         source = source_name(name)
