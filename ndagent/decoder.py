@@ -442,8 +442,9 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False):
 
     ``inputs`` holds paths, ``"-"`` for standard input, or binary file objects.  With
     ``want`` (event type names, or ``TYPE/SUBTYPE`` for only some subtypes of a type),
-    lines that cannot hold those are not decoded: they come as ``Skipped`` items.  ``system`` and ``result`` events are always
-    decoded, since they mark where runs begin and end.  ``exact``: see ``decode_line``."""
+    lines that cannot hold those are not decoded: they come as ``Skipped`` items.
+    ``system`` and ``result`` events are always decoded, since they mark where runs
+    begin and end.  ``exact``: see ``decode_line``."""
     for name in inputs or ("-",):
         source = source_name(name)
         try:
