@@ -44,7 +44,7 @@ bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run
 	$(BIN)/python tests/bench/run.py --mb 100
 
 fuzz: $(STAMP)  ## the robustness properties at length: 25 000 examples each, 100 000 inputs
-	$(BIN)/python tests/fuzz/run.py --examples 25000
+	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500
 
 lint: $(STAMP)
 	$(BIN)/ruff check ndagent tests man

@@ -144,7 +144,11 @@ def main(argv=None):
     if argv and argv[0] in dict(COMMANDS):
         from importlib import import_module
 
-        return import_module(f"ndagent.cmd_{argv[0]}").main(argv[1:])
+        try:
+            command = import_module(f"ndagent.cmd_{argv[0]}")
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
+        return command.main(argv[1:])
     parser = build_parser()
     if not argv:
         parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
@@ -222,6 +226,12 @@ class Command:
     def end_input(self, source):
         pass
 
+    def no_run(self, source):
+        """The input held no event at all: when an agent fails before it starts, it
+        prints nothing (or only lines that are not events).  An error, status 1."""
+        self.say(f"{source}: no events: the agent printed nothing, or failed before it began")
+        self.status = max(self.status, EXIT_BAD_STREAM)
+
     def finish(self):
         pass
 
@@ -276,11 +286,12 @@ def run_command(build, command_class, argv=None):
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     try:
-        parser = build()
-        args = parser.parse_args(argv)
-        out = Output()
-        command = command_class(args, parser.prog, out)
         try:
+            _load_decoder()
+            parser = build()
+            args = parser.parse_args(argv)
+            out = Output()
+            command = command_class(args, parser.prog, out)
             return execute(command, args.files)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
@@ -295,6 +306,18 @@ def run_command(build, command_class, argv=None):
         signal.signal(signal.SIGPIPE, on_sigpipe)
 
 
+def _load_decoder():
+    """Import the decoder with Ctrl-C held back: orjson's module set-up crashes the
+    process when interrupted.  A Ctrl-C meanwhile arrives just after, as usual."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        import ndagent.decoder  # noqa: F401
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def execute(command, inputs):
     """Feed the inputs to ``command``; its exit status."""
     from ndagent.decoder import BadLine, Event, Skipped, batches, source_name
@@ -303,9 +326,13 @@ def execute(command, inputs):
     runs = Runs()
     out = command.out
     feed, event, end_run = runs.feed, command.event, command.end_run  # the hot loop's
+    # --strict must see every bad line, so the prefilter cannot pass any over.
+    every_line = getattr(command.args, "strict", False)
+    began = False  # whether a run began (in this input, for per_input commands)
     try:
         for name in inputs or ("-",):
-            for batch in batches((name,), command.want, exact=command.exact):
+            for batch in batches((name,), command.want, exact=command.exact,
+                                 every_line=every_line):
                 for item in batch:
                     kind = item.__class__
                     if kind is Event or kind is Skipped:
@@ -313,6 +340,7 @@ def execute(command, inputs):
                         if ended is not None:
                             end_run(ended)
                         if begun is not None:
+                            began = True
                             command.begin_run(begun)
                         if kind is Event:
                             event(item)
@@ -327,11 +355,16 @@ def execute(command, inputs):
                 ended = runs.finish()
                 if ended is not None:
                     command.end_run(ended)
+                if not began:
+                    command.no_run(source_name(name))
+                began = False
                 command.end_input(source_name(name))
                 out.flush()
         ended = runs.finish()
         if ended is not None:
             command.end_run(ended)
+        if not began and not command.per_input:
+            command.no_run(source_name(name))
         command.finish()
     except _Stop as stop:
         command.status = max(command.status, stop.status)

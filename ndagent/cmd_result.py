@@ -60,20 +60,23 @@ class ResultCommand(cli.Command):
                 self.print(text)
 
     def end_run(self, run):
-        answer = self.answer
         result = run.result
-        if result is not None:
-            text = result.data.get("result")
-            if not self.streaming:
-                text = text if type(text) is str else ""
-                answer = self.answer.__class__()
-                answer.add({"message": {"content": [{"text": text}]}})
-                self.print(text)
-            elif not answer.matches(text):
+        if self.streaming:
+            answer = self.answer
+            self.end_line(answer.length and not answer.ends_with_newline)
+            if result is not None and not answer.matches(result.data.get("result")):
                 self.warn(result, "the rebuilt answer differs from the result event's text")
-        if answer.length and not answer.ends_with_newline and not self.args.no_newline:
-            self.out.write(b"\n")
+        elif result is not None:
+            text = result.data.get("result")
+            if type(text) is str and text:
+                self.print(text)
+                self.end_line(not text.endswith("\n"))
         super().end_run(run)
+
+    def end_line(self, unfinished):
+        """End the run's answer with a newline when it has none, unless -n."""
+        if unfinished and not self.args.no_newline:
+            self.out.write(b"\n")
 
     def print(self, text):
         if self.for_terminal:

@@ -25,7 +25,8 @@ the oldest is printed as pending at once, with a warning.
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
 text -v'), with backslash, tab, newline and carriage return written as \\\\, \\t, \\n
-and \\r, so that every call is exactly one row."""
+and \\r, so that every call is exactly one row, and other control characters as \\x1b
+and the like, so that none reaches a terminal raw."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent tools -s failure
@@ -186,14 +187,16 @@ def _duration(started, completed):
     return None
 
 
-_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
 def _tsv_field(value):
-    """One TSV field: empty for null, escaped so that a value never spans fields or rows."""
+    """One TSV field: empty for null, escaped so that a value never spans fields or rows
+    (backslash, tab, newline, carriage return as \\\\, \\t, \\n, \\r) and no other control
+    character reaches a terminal raw (as \\x1b, ...: unambiguous, backslashes being
+    doubled first)."""
     if value is None:
         return ""
-    return str(value).translate(_TSV_ESCAPES)
+    from ndagent.terminal import escape_controls
+
+    return escape_controls(str(value).replace("\\", "\\\\"))
 
 
 def main(argv=None):

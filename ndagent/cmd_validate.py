@@ -19,6 +19,7 @@ CHECKS = {
     "result-count": ("error", "a run has a second result event"),
     "after-result": ("error", "an event follows a result without beginning a new run"),
     "no-result": ("error", "a run ends without a result event"),
+    "no-run": ("error", "the input holds no event: the agent printed nothing"),
     "answer": ("error", "the rebuilt answer differs from the result event's text"),
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
     "unknown-type": ("warning", "an event type or subtype is not documented (--strict)"),
@@ -202,6 +203,9 @@ def _tool_problems(data, completed):
         yield "fields", '"tool_call" must hold one object: a *ToolCall key, or "function"'
         return
     calls = data["tool_call"]
+    if call.kind != "function" and type(calls.get("function")) is dict:
+        yield "fields", '"tool_call" must hold one object: a *ToolCall key, or "function"'
+        return
     tool_key = next(key for key, body in calls.items() if body is call.body)
     for name in calls:
         if name != tool_key and name not in _TOOL_SIBLINGS:
@@ -314,7 +318,8 @@ class ValidateCommand(cli.Command):
         for check, message in event_problems(data):
             self.report(event, check, message)
         kind = event.type
-        if data.get("session_id") != self.session_id and kind is not None and (
+        session_id = data.get("session_id")
+        if (session_id is None or session_id != self.session_id) and kind is not None and (
                 kind in KNOWN_TYPES or "session_id" in data):
             self._check_session(event)
         if kind == "assistant":
@@ -323,7 +328,9 @@ class ValidateCommand(cli.Command):
             self._track_call(event)
 
     def _check_beginning(self, event):
-        if event.type == "system" and event.data.get("subtype") == "init":
+        from ndagent.stream import begins_run
+
+        if begins_run(event.data):
             return
         previous = self.follows_result
         if previous is None:
@@ -391,9 +398,12 @@ class ValidateCommand(cli.Command):
             self.report(result, "failed-run", "the run reported failure")
 
     def bad_line(self, bad):
-        from ndagent.decoder import _CUT_OFF
+        self.report(bad, "truncated" if bad.cut_off else "json", bad.reason)
 
-        self.report(bad, "truncated" if bad.reason == _CUT_OFF else "json", bad.reason)
+    def no_run(self, source):
+        if self.readable:
+            self.report(_At(source, 1), "no-run",
+                        "no events: the agent printed nothing, or failed before it began")
 
     def unreadable(self, item):
         super().unreadable(item)

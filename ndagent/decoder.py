@@ -76,6 +76,11 @@ class BadLine:
         self.line = line
         self.reason = reason
 
+    @property
+    def cut_off(self):
+        """Whether this is the last line of its input, cut short (no newline, no JSON)."""
+        return self.reason == _CUT_OFF
+
     def __repr__(self):
         return f"BadLine({self.source!r}, {self.line}, {self.reason!r})"
 
@@ -113,13 +118,10 @@ def decode_line(line, exact=False):
     ("" for a blank line).  orjson reads integers beyond 64 bits as floats; ``exact``
     keeps them exact, at the cost of a scan of the line (for values that are printed
     again)."""
-    try:
-        value = (_loads_exactly if exact else orjson.loads)(line)
-    except orjson.JSONDecodeError as error:
-        return _decode_tolerantly(line, error)
-    if type(value) is dict:
-        return value
-    return f"not a JSON object but {_json_kind(value)}"
+    item = _item(None, 0, line, _loads_exactly if exact else orjson.loads, None)
+    if item is None:
+        return ""
+    return item.data if item.__class__ is Event else item.reason
 
 
 def encode_line(value):
@@ -289,7 +291,7 @@ def _item(source, number, line, loads, wanted):
 class _Lines:
     """Turns blocks of whole lines of one input into items, numbering lines as it goes."""
 
-    def __init__(self, source, want, exact):
+    def __init__(self, source, want, exact, every_line):
         self.source = source
         self.exact = exact
         if want is None:
@@ -297,7 +299,7 @@ class _Lines:
         else:
             want = frozenset(want) | {"system", "result"}
             self.wanted = frozenset(name.split("/")[0] for name in want)
-            self.boundary = _boundary(want)
+            self.boundary = None if every_line else _boundary(want)
         self.number = 0
 
     def block(self, data):
@@ -322,12 +324,13 @@ class _Lines:
         append = items.append
         source = self.source
         number = self.number
+        wanted = self.wanted
         loads = _loads_exactly if self.exact else orjson.loads
         lines = data.split(b"\n")
         lines.pop()
         for line in lines:
             number += 1
-            item = _item(source, number, line, loads, None)
+            item = _item(source, number, line, loads, wanted)
             if item is not None:
                 append(item)
         self.number = number
@@ -437,14 +440,15 @@ def _open(name):
     return getattr(name, "read1", None) or name.read, None
 
 
-def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False):
+def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_line=False):
     """Yield lists of items, one list per chunk read, from the inputs in order.
 
     ``inputs`` holds paths, ``"-"`` for standard input, or binary file objects.  With
     ``want`` (event type names, or ``TYPE/SUBTYPE`` for only some subtypes of a type),
     lines that cannot hold those are not decoded: they come as ``Skipped`` items.
     ``system`` and ``result`` events are always decoded, since they mark where runs
-    begin and end.  ``exact``: see ``decode_line``."""
+    begin and end.  ``every_line``: decode every line all the same (so that no bad line
+    goes unseen), handing over only the wanted events.  ``exact``: see ``decode_line``."""
     for name in inputs or ("-",):
         source = source_name(name)
         try:
@@ -453,7 +457,8 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False):
             yield [Unreadable(source, error.strerror or str(error))]
             continue
         try:
-            yield from _read_batches(source, read, _Lines(source, want, exact), chunk_size)
+            lines = _Lines(source, want, exact, every_line)
+            yield from _read_batches(source, read, lines, chunk_size)
         finally:
             if close is not None:
                 close()

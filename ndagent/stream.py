@@ -93,9 +93,14 @@ class ToolCall:
 
     @property
     def args(self):
-        """The call's arguments, or None when the event has none (denied, rejected)."""
-        value = self.body.get("args")
-        return value if type(value) is dict else None
+        """The call's arguments, or None when the event has none (denied, rejected): the
+        ``args`` object, or for a function tool its ``arguments`` (often a string)."""
+        value = self.body.get(self._args_key)
+        return value if type(value) is dict or self.kind == "function" else None
+
+    @property
+    def _args_key(self):
+        return "arguments" if self.kind == "function" else "args"
 
     @property
     def outcome(self):
@@ -157,7 +162,7 @@ class ToolCall:
         a completed event may lack them."""
         if args is None or self.args is not None:
             return self
-        return ToolCall(self.kind, {**self.body, "args": args})
+        return ToolCall(self.kind, {**self.body, self._args_key: args})
 
 
 def tool_call(data):
@@ -234,6 +239,11 @@ def assistant_text(data):
                    and part.get("text").__class__ is str)
 
 
+def begins_run(data):
+    """Whether an event's data is ``system/init``, with which a run begins."""
+    return data.get("type") == "system" and data.get("subtype") == "init"
+
+
 def is_failure(data):
     """A ``result`` event that reports a failed run: ``is_error`` true or not ``success``."""
     return data.get("is_error") is True or data.get("subtype") != "success"
@@ -275,7 +285,7 @@ class Runs:
     def feed(self, item):
         current = self.current
         kind = item.type
-        if kind == "system" and item.data.get("subtype") == "init":
+        if kind == "system" and begins_run(item.data):
             ended = current if current is not None and current.result is None else None
             current = None
         elif current is not None and current.result is None:

@@ -174,3 +174,30 @@ def test_main_puts_back_what_it_sets_for_the_process(call):
             call(main, *argv)
         assert (signal.getsignal(signal.SIGPIPE), gc.get_threshold(),
                 gc.get_freeze_count()) == before
+
+
+def test_ctrl_c_while_orjson_loads_is_status_130():
+    """orjson crashes when interrupted while it is imported: Ctrl-C is held back."""
+    program = f"""
+import builtins, os, signal, sys
+real_import = builtins.__import__
+def interrupting_import(name, *args, **kwargs):
+    if name == "uuid" and "uuid" not in sys.modules:  # orjson imports it as it loads
+        os.kill(os.getpid(), signal.SIGINT)
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = interrupting_import
+from ndagent.cli import main
+sys.exit(main(["json", {str(VENDOR)!r}]))
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=30)
+    assert (done.returncode, done.stderr) == (130, b"")
+
+
+@pytest.mark.parametrize("verb", ["json", "result", "text", "tools"])
+def test_strict_sees_damage_inside_a_line_the_prefilter_would_pass_over(verb, write):
+    damaged = b'{"type":"thinking","text":,,"session_id":"x"}'
+    path = write(VENDOR_LINES[:2] + [damaged] + VENDOR_LINES[2:])
+    assert run(verb, path).returncode == 0
+    done = run(verb, "--strict", path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"ndagent-{verb}: {path}:3: not JSON: ".encode())

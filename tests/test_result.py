@@ -1,8 +1,10 @@
 """ndagent result: the answer, rebuilt and streamed."""
 
+import subprocess
+
 import orjson
 import pytest
-from conftest import corpus_files, fixture, lines_of, needs_corpus, run
+from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run
 
 from ndagent.cmd_result import main
 
@@ -100,3 +102,21 @@ def test_real_captures(path):
     done = run("result", "-n", path)
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.decode() == answer(path)
+
+
+def test_from_result_prints_nothing_for_a_run_without_result(call, write):
+    path = write(lines_of("vendor-example.ndjson")[:7] + lines_of("partial-output.ndjson"))
+    status, out, err = call(main, "--from-result", path)
+    assert (status, out) == (1, b"Let me list them. There are 2 files.\n")
+
+
+def test_the_differs_warning_comes_after_the_answer_s_newline(call, write):
+    import orjson as json
+
+    vendor = lines_of("vendor-example.ndjson")
+    event = json.loads(vendor[-1])
+    event["result"] = "Something else"
+    path = write(vendor[:-1] + [json.dumps(event)])
+    done = subprocess.run([command("result"), str(path)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=30)
+    assert done.stdout.splitlines()[0] == b"I'll read the README.md file and create a summary"

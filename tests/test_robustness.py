@@ -209,10 +209,21 @@ def test_duplicate_keys_the_last_one_counts_everywhere():
 
 
 @pytest.mark.parametrize("verb", VERBS)
-def test_empty_input(verb):
-    done = run(verb, input=b"")
-    summary = b"<stdin>: 0 events, 0 runs, 0 errors, 0 warnings\n" if verb == "validate" else b""
-    assert (done.returncode, done.stdout, done.stderr) == (0, summary, b"")
+@pytest.mark.parametrize("data", [b"", b"\n\n", b"Update available: 2026.01.28\n"],
+                         ids=["empty", "blank", "banner"])
+def test_input_with_no_event_is_an_error(verb, data):
+    """What an agent that fails before it starts prints: nothing, or no event."""
+    done = run(verb, input=data)
+    assert done.returncode == 1
+    message = b"no events: the agent printed nothing, or failed before it began"
+    if verb == "validate":
+        errors = 2 if b"Update" in data else 1  # the banner is a bad line too
+        assert done.stdout.splitlines()[-2:] == [
+            b"<stdin>:1: error: " + message + b" [no-run]",
+            b"<stdin>: 0 events, 0 runs, %d errors, 0 warnings" % errors]
+    else:
+        assert done.stdout == b""
+        assert done.stderr.splitlines()[-1] == f"ndagent-{verb}: <stdin>: ".encode() + message
 
 
 @pytest.fixture(scope="module")

@@ -222,3 +222,12 @@ def test_real_captures(call, path):
     status, out, err = call(main, path)
     assert (status, err) == (0, "")
     assert completed and out == b"Ran terminal command\n" * completed
+
+
+def test_verbose_spells_out_characters_that_reorder_text(call, write):
+    command_text = "rm -rf /tmp/x \u202e# harmless\u202c\u2066"
+    path = write(run_of(
+        tool_event("started", "a", "shellToolCall", {"command": command_text}),
+        tool_event("completed", "a", "shellToolCall", {"command": command_text}, "success")))
+    status, out, _ = call(main, "-v", "--color=never", path)
+    assert out == b"Ran terminal command: rm -rf /tmp/x \\u202e# harmless\\u202c\\u2066\n"

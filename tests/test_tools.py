@@ -230,3 +230,21 @@ def test_real_captures(call, path):
         assert (record["kind"], record["status"]) == ("shell", "success")
         assert record["args"]["command"].startswith("sleep ")
         assert record["duration_ms"] > 0
+
+
+def test_a_function_tool_s_arguments_are_its_args(call):
+    found = {r["call_id"]: r for r in records(call, fixture("shapes.ndjson"))[1]}
+    assert (found["fn1"]["kind"], found["fn1"]["name"]) == ("function", "lookup")
+    assert found["fn1"]["args"] == '{"q":1}'
+
+
+def test_tsv_spells_out_other_control_and_reordering_characters(call, write):
+    command_text = "clear\x1b[2J\x1b]0;title\x07 \x9b31m\x7f \u202ereversed\u2028next \\x1b"
+    path = write(run_of(
+        tool_event("started", "c\x1b", "shellToolCall", {"command": command_text}),
+        tool_event("completed", "c\x1b", "shellToolCall", {"command": command_text},
+                   "success")))
+    status, out, _ = call(main, "--format", "tsv", path)
+    assert out.decode() == (
+        "c\\x1b\tshell\tsuccess\tclear\\x1b[2J\\x1b]0;title\\x07 \\x9b31m\\x7f "
+        "\\u202ereversed\\u2028next \\\\x1b\t\n")

@@ -222,6 +222,14 @@ def test_session_must_be_present_and_the_same(validate):
     assert ':4: error: the event has no "session_id"' in out
 
 
+def test_session_missing_from_the_first_events_too(validate):
+    lines = vendor()
+    lines[0] = edited(lines[0], drop=["session_id"])
+    lines[1] = edited(lines[1], drop=["session_id"])
+    status, found, _ = validate(lines)
+    assert (status, found) == (1, [(1, "error", "session"), (2, "error", "session")])
+
+
 def test_session_may_change_between_runs(validate):
     other = [edited(line, session_id="other") for line in vendor()]
     status, found, out = validate(vendor() + other)
@@ -418,3 +426,13 @@ def test_any_objects_get_a_verdict_never_a_crash(changes, order, strict):
     with open(os.devnull, "wb") as sink:
         command = ValidateCommand(args, "ndagent-validate", cli.Output(sink.fileno()))
         assert cli.execute(command, [io.BytesIO(stream)]) in (0, 1)
+
+
+def test_a_tool_and_a_function_in_one_tool_call_is_ambiguous(validate):
+    lines = vendor()
+    started = orjson.loads(lines[4])
+    started["tool_call"]["function"] = {"name": "lookup", "arguments": "{}"}
+    lines[4] = orjson.dumps(started) + b"\n"
+    status, found, out = validate(lines)
+    assert (status, found) == (1, [(5, "error", "fields")])
+    assert '"tool_call" must hold one object' in out

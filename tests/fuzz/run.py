@@ -1,9 +1,14 @@
 """The long fuzz run ('make fuzz'): the property tests of test_robustness.py, with many
 examples each, over every command, in-process.  Prints how many inputs each property
-ran through the commands, and exits 1 at the first property that fails."""
+ran through the commands, and exits 1 at the first property that fails.
+
+Each property runs in rounds of a few thousand examples: within one run Hypothesis
+keeps a record of every example it has tried, so one long run would grow without bound.
+"""
 
 import argparse
 import os
+import resource
 import sys
 import time
 import traceback
@@ -11,29 +16,35 @@ from pathlib import Path
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--examples", type=int, default=10_000,
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--examples", type=int, default=25_000,
                         help="examples per property (default: %(default)s)")
+    parser.add_argument("--round", type=int, default=2_500,
+                        help="examples per Hypothesis run (default: %(default)s)")
     args = parser.parse_args()
-    os.environ["NDAGENT_EXAMPLES"] = str(args.examples)
+    os.environ["NDAGENT_EXAMPLES"] = str(args.round)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import test_robustness
 
     properties = [(name, test) for name, test in vars(test_robustness).items()
                   if name.startswith("test_property_")]
     runner = test_robustness.in_process
+    rounds = -(-args.examples // args.round)
     failed = False
     for name, test in properties:
         before, started = runner.runs, time.monotonic()
         try:
-            test()
+            for _ in range(rounds):
+                test()
             outcome = "no failure"
         except Exception:  # a falsified property: hypothesis has printed the example
             traceback.print_exc()
             outcome, failed = "FAILED", True
-        print(f"{name}: {runner.runs - before} command runs, "
+        print(f"{name}: {rounds * args.round} inputs, {runner.runs - before} command runs, "
               f"{time.monotonic() - started:.0f} s, {outcome}", flush=True)
-    print(f"total: {runner.runs} command runs over {len(properties)} properties, "
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(f"total: {len(properties) * rounds * args.round} inputs, {runner.runs} command runs "
+          f"over {len(properties)} properties, peak memory {peak} MB, "
           f"{'a failure' if failed else 'no failure'}")
     return 1 if failed else 0
 
