@@ -26,8 +26,8 @@ COMMANDS = (
 # one source of the "exit status:" part of --help and of the man pages' EXIT STATUS.
 EXIT_STATUSES = (
     ("0", "success"),
-    ("1", "the stream is bad or incomplete: a run without a result event, a failed\n"
-          "run, a bad line under --strict"),
+    ("1", "the stream is bad or incomplete: no event at all, a run without a result\n"
+          "event, a failed run, a bad line under --strict"),
     ("2", "usage error, or a FILE that cannot be read"),
     ("130", "interrupted (Ctrl-C)"),
 )
