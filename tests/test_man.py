@@ -125,7 +125,21 @@ def test_commands_do_not_load_the_man_tools():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
-def test_the_pages_are_installed_with_the_package():
-    tomllib = pytest.importorskip("tomllib")
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert project["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["man/*.1"]
+def test_the_pages_are_installed_with_the_package(tmp_path):
+    """The wheel puts every page in share/man/man1 of the install prefix, where man(1)
+    looks for a PATH entry's bin/ (pip install, pipx, --user alike)."""
+    import zipfile
+
+    pytest.importorskip("wheel")
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE", "ndagent", "man"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        copy(ROOT / name, source / name)  # a copy: the build writes beside its sources
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--wheel-dir", str(tmp_path), str(source)],
+                   check=True, capture_output=True, timeout=120)
+    (wheel,) = tmp_path.glob("ndagent-*.whl")
+    installed = {name.split("/data/", 1)[1] for name in zipfile.ZipFile(wheel).namelist()
+                 if ".data/data/" in name}
+    assert installed == {f"share/man/man1/{page.name}" for page in MAN.glob("*.1")}
