@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := tests/fixtures/sample.ndjson
 
-.PHONY: all demo test lint install man bench fuzz clean
+.PHONY: all demo test lint install man completions bench fuzz clean
 
 all: test
 
@@ -55,6 +55,9 @@ MAN_DATE_EPOCH := 1795305600
 
 man: $(STAMP)  ## the manual pages in man/, from the commands' own parsers (argparse-manpage)
 	SOURCE_DATE_EPOCH=$(MAN_DATE_EPOCH) $(BIN)/python man/generate.py man
+
+completions: $(STAMP)  ## bash and zsh completions in ndagent/completions/, from the parsers (shtab)
+	$(BIN)/python man/completions.py
 
 install:  ## for a user: pipx when there is one, else pip --user
 	if command -v pipx >/dev/null 2>&1; then pipx install --force .; \

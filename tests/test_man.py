@@ -142,4 +142,37 @@ def test_the_pages_are_installed_with_the_package(tmp_path):
     (wheel,) = tmp_path.glob("ndagent-*.whl")
     installed = {name.split("/data/", 1)[1] for name in zipfile.ZipFile(wheel).namelist()
                  if ".data/data/" in name}
-    assert installed == {f"share/man/man1/{page.name}" for page in MAN.glob("*.1")}
+    completions = ROOT / "ndagent" / "completions"
+    assert installed == {
+        *(f"share/man/man1/{page.name}" for page in MAN.glob("*.1")),
+        *(f"share/bash-completion/completions/{path.name}" for path in completions.glob("bash/*")),
+        *(f"share/zsh/site-functions/{path.name}" for path in completions.glob("zsh/*"))}
+
+
+def test_completions_are_up_to_date_with_the_parsers(tmp_path):
+    completions = ROOT / "ndagent" / "completions"
+    done = subprocess.run([sys.executable, str(MAN / "completions.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    made = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*"))
+    committed = sorted(str(p.relative_to(completions)) for p in completions.glob("*/*"))
+    expected = [f"{shell}/{prefix}{program}" for shell, prefix in (("bash", ""), ("zsh", "_"))
+                for program in ["ndagent"] + [f"ndagent-{verb}" for verb, _ in cli.COMMANDS]]
+    assert made == committed == sorted(expected), "run 'make completions'"
+    for name in made:
+        assert (tmp_path / name).read_text() == (completions / name).read_text(), \
+            f"ndagent/completions/{name} is out of date: run 'make completions'"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_completes_options_choices_and_verbs():
+    completions = ROOT / "ndagent" / "completions" / "bash"
+    script = f"""
+source {completions / "ndagent-text"}
+COMP_WORDS=(ndagent-text --col); COMP_CWORD=1; _shtab_ndagent_text; echo "${{COMPREPLY[@]}}"
+COMP_WORDS=(ndagent-text --color ''); COMP_CWORD=2; _shtab_ndagent_text; echo "${{COMPREPLY[@]}}"
+source {completions / "ndagent"}
+COMP_WORDS=(ndagent va); COMP_CWORD=1; _shtab_ndagent; echo "${{COMPREPLY[@]}}"
+"""
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.stdout.splitlines() == ["--color", "auto always never", "validate"]
