@@ -169,6 +169,7 @@ def test_main_puts_back_what_it_sets_for_the_process(call):
     from ndagent.cmd_json import main
 
     before = (signal.getsignal(signal.SIGPIPE), gc.get_threshold(), gc.get_freeze_count())
+    assert before[2] == 0
     for argv in ([VENDOR], ["--no-such-option"], ["--help"]):
         with contextlib.suppress(SystemExit):
             call(main, *argv)
@@ -201,3 +202,22 @@ def test_strict_sees_damage_inside_a_line_the_prefilter_would_pass_over(verb, wr
     done = run(verb, "--strict", path)
     assert done.returncode == 1
     assert done.stderr.startswith(f"ndagent-{verb}: {path}:3: not JSON: ".encode())
+
+
+def test_repeated_in_process_runs_let_the_host_s_garbage_be_collected(call):
+    import gc
+
+    from ndagent.cmd_json import main
+
+    class Cycle:
+        def __init__(self):
+            self.itself = self
+
+    counts = []
+    for _ in range(40):
+        gc.collect(0)
+        for _ in range(500):  # garbage only the cyclic collector frees, too little yet
+            Cycle()
+        call(main, VENDOR)
+        counts.append(len(gc.get_objects()))
+    assert counts[-1] < counts[9] + 5_000, counts
