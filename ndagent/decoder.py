@@ -100,17 +100,18 @@ class Skipped:
 
 
 class Unreadable:
-    """An input that could not be opened or read to its end; ``reason`` is the OS's word."""
+    """An input that could not be opened (``line`` None) or read to its end (``line``:
+    the first line not read); ``reason`` is the OS's word."""
 
     __slots__ = ("source", "line", "reason")
 
-    def __init__(self, source, reason, line=None):
+    def __init__(self, source, line, reason):
         self.source = source
-        self.reason = reason
         self.line = line
+        self.reason = reason
 
     def __repr__(self):
-        return f"Unreadable({self.source!r}, {self.reason!r})"
+        return f"Unreadable({self.source!r}, {self.line}, {self.reason!r})"
 
 
 def decode_line(line, exact=False):
@@ -454,7 +455,7 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
         try:
             read, close = _open(name)
         except OSError as error:
-            yield [Unreadable(source, error.strerror or str(error))]
+            yield [Unreadable(source, None, error.strerror or str(error))]
             continue
         try:
             lines = _Lines(source, want, exact, every_line)
@@ -471,7 +472,7 @@ def _read_batches(source, read, lines, chunk_size):
         try:
             chunk = read(chunk_size)
         except OSError as error:
-            yield [Unreadable(source, error.strerror or str(error), lines.number + 1)]
+            yield [Unreadable(source, lines.number + 1, error.strerror or str(error))]
             return
         if not chunk:
             break
