@@ -68,7 +68,9 @@ _COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 
 
 def command_parser(verb, summary, description, examples, converter=True,
-                   exit_statuses=EXIT_STATUSES):
+                   exit_statuses=EXIT_STATUSES,
+                   files_help="input streams, read in order as one; '-' or none: standard "
+                              "input"):
     """The parser of ``ndagent-VERB`` with the options every command shares; ``converter``
     adds the bad-line policy options (``--strict``, ``-q``)."""
     argparse, parser_class = _argparse()
@@ -79,9 +81,7 @@ def command_parser(verb, summary, description, examples, converter=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _keep_parts(parser, summary, description, examples, exit_statuses)
-    files = parser.add_argument(
-        "files", nargs="*", metavar="FILE",
-        help="input streams, read in order as one; '-' or none: standard input")
+    files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
     files.complete = _COMPLETE_FILES
     if converter:
         parser.add_argument(

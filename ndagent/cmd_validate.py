@@ -257,8 +257,10 @@ def _is_integral(value, expected):
 
 
 def build_parser():
-    parser = cli.command_parser("validate", SUMMARY, DESCRIPTION, EXAMPLES, converter=False,
-                                exit_statuses=EXIT_STATUSES)
+    parser = cli.command_parser(
+        "validate", SUMMARY, DESCRIPTION, EXAMPLES, converter=False,
+        exit_statuses=EXIT_STATUSES,
+        files_help="input streams, each checked on its own; '-' or none: standard input")
     listing = "\n".join(f"  {name:<17}{severity:<9}{meaning}"
                         for name, (severity, meaning) in CHECKS.items())
     parser.epilog = f"checks:\n{listing}\n\n{parser.epilog}"
