@@ -294,7 +294,7 @@ class _Lines:
 
     def __init__(self, source, want, exact, every_line):
         self.source = source
-        self.exact = exact
+        self.loads = _loads_exactly if exact else orjson.loads
         if want is None:
             self.wanted = self.boundary = None
         else:
@@ -312,8 +312,7 @@ class _Lines:
     def last(self, line):
         """Items of a last line that has no newline: if it does not decode, it was cut."""
         self.number += 1
-        loads = _loads_exactly if self.exact else orjson.loads
-        item = _item(self.source, self.number, line, loads, self.wanted)
+        item = _item(self.source, self.number, line, self.loads, self.wanted)
         if item is None:
             return []
         if item.__class__ is BadLine:
@@ -325,8 +324,7 @@ class _Lines:
         append = items.append
         source = self.source
         number = self.number
-        wanted = self.wanted
-        loads = _loads_exactly if self.exact else orjson.loads
+        wanted, loads = self.wanted, self.loads
         lines = data.split(b"\n")
         lines.pop()
         for line in lines:
@@ -348,42 +346,43 @@ class _Lines:
         cost no Python work; each stretch of them becomes one ``Skipped`` item."""
         items = []
         append = items.append
-        source, wanted = self.source, self.wanted
-        loads = _loads_exactly if self.exact else orjson.loads
+        source, wanted, loads = self.source, self.wanted, self.loads
         number = self.number
         text = b"\n" + data  # so that the first line, too, follows a newline
-        count, find = text.count, text.find
+        count = text.count
         position = 1  # where the lines not yet numbered begin
-        last = len(text) - 1
-        for match in self.boundary.finditer(text):
-            newline = match.start()
-            if text[newline - 1] != 125 and newline and not _ends_object(text, newline):
-                start = text.rfind(b"\n", 0, newline) + 1  # the line ending here
-                if start >= position:
-                    if start > position:
-                        append(Skipped(source, number + 1))
-                        number += count(b"\n", position, start)
-                    number += 1
-                    item = _item(source, number, text[start:newline], loads, wanted)
-                    if item is not None:
-                        append(item)
-                    position = newline + 1
-            if match.lastgroup and newline < last:  # "next": the line after
-                start = newline + 1
-                if start > position:
-                    append(Skipped(source, number + 1))
-                    number += count(b"\n", position, start)
-                number += 1
-                end = find(b"\n", start)
-                item = _item(source, number, text[start:end], loads, wanted)
-                if item is not None:
-                    append(item)
-                position = end + 1
-        if position <= last:
+        for start, end in self._lines_to_decode(text):
+            if start > position:
+                append(Skipped(source, number + 1))
+                number += count(b"\n", position, start)
+            number += 1
+            item = _item(source, number, text[start:end], loads, wanted)
+            if item is not None:
+                append(item)
+            position = end + 1
+        if position < len(text):
             append(Skipped(source, number + 1))
             number += count(b"\n", position)
         self.number = number
         return items
+
+    def _lines_to_decode(self, text):
+        """(start, end) of each line of ``text`` to decode, in order: the lines next to
+        the newlines that ``boundary`` finds (see ``_boundary``)."""
+        done = 1  # the lines before this offset were given already
+        last = len(text) - 1
+        find = text.find
+        for match in self.boundary.finditer(text):
+            newline = match.start()
+            if text[newline - 1] != 125 and newline and not _ends_object(text, newline):
+                start = text.rfind(b"\n", 0, newline) + 1  # the line ending here
+                if start >= done:
+                    yield start, newline
+                    done = newline + 1
+            if match.lastgroup and newline < last:  # "next": the line after
+                end = find(b"\n", newline + 1)
+                yield newline + 1, end
+                done = end + 1
 
 
 _BOUNDARIES = {}
