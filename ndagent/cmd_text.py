@@ -132,7 +132,7 @@ class TextCommand(cli.Command):
         if target is not None:
             target = ": " + escape_controls(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
-        suffix = OUTCOME_SUFFIXES.get(call.outcome or "unknown", "")
+        suffix = OUTCOME_SUFFIXES.get(call.completed_status, "")
         if suffix:
             line += f"{_RED}{suffix}{_RESET}" if self.color else suffix
         self.out.write(line.encode("utf-8", "replace") + b"\n")

@@ -139,7 +139,7 @@ class ToolsCommand(cli.Command):
         if started is not None:
             begun = tool_call(started.data)
             call = begun if call is None else call.with_args(begun.args)
-        status = "pending" if completed is None else call.outcome or "unknown"
+        status = "pending" if completed is None else call.completed_status
         if self.statuses is not None and status not in self.statuses:
             return
         first = started or completed

@@ -116,6 +116,12 @@ class ToolCall:
         return "unknown"
 
     @property
+    def completed_status(self):
+        """How the call of a completed event ended: its outcome, or ``unknown`` when the
+        event holds no result."""
+        return self.outcome or "unknown"
+
+    @property
     def result(self):
         """The object under the outcome key, or None."""
         outcome = self.outcome
