@@ -170,13 +170,18 @@ def test_tsv_columns_and_header(call):
     assert call(main, "--format", "tsv", path)[1] == out.split(b"\n", 1)[1]
 
 
+def tsv_of_shell_call(call, write, call_id, command_text):
+    """The TSV output of a run with one successful shell call."""
+    path = write(run_of(
+        tool_event("started", call_id, "shellToolCall", {"command": command_text}),
+        tool_event("completed", call_id, "shellToolCall", {"command": command_text},
+                   "success")))
+    return call(main, "--format", "tsv", path)[1]
+
+
 def test_tsv_escapes_backslash_tab_newline_and_carriage_return(call, write):
     command_text = "printf 'a\\tb\\n' |\tcat\r\nls C:\\dir"
-    path = write(run_of(
-        tool_event("started", "x\ny", "shellToolCall", {"command": command_text}),
-        tool_event("completed", "x\ny", "shellToolCall", {"command": command_text},
-                   "success")))
-    status, out, _ = call(main, "--format", "tsv", path)
+    out = tsv_of_shell_call(call, write, "x\ny", command_text)
     assert out == b"x\\ny\tshell\tsuccess\tprintf 'a\\\\tb\\\\n' |\\tcat\\r\\nls C:\\\\dir\t\n"
     row = out.decode()[:-1].split("\t")
     assert len(row) == 5 and "\n" not in out.decode()[:-1]
@@ -240,11 +245,7 @@ def test_a_function_tool_s_arguments_are_its_args(call):
 
 def test_tsv_spells_out_other_control_and_reordering_characters(call, write):
     command_text = "clear\x1b[2J\x1b]0;title\x07 \x9b31m\x7f \u202ereversed\u2028next \\x1b"
-    path = write(run_of(
-        tool_event("started", "c\x1b", "shellToolCall", {"command": command_text}),
-        tool_event("completed", "c\x1b", "shellToolCall", {"command": command_text},
-                   "success")))
-    status, out, _ = call(main, "--format", "tsv", path)
+    out = tsv_of_shell_call(call, write, "c\x1b", command_text)
     assert out.decode() == (
         "c\\x1b\tshell\tsuccess\tclear\\x1b[2J\\x1b]0;title\\x07 \\x9b31m\\x7f "
         "\\u202ereversed\\u2028next \\\\x1b\t\n")
