@@ -33,3 +33,16 @@ def escape_controls(text, keep_lines=False):
     """``text`` with control characters spelt out; ``keep_lines`` leaves ``\\n`` and
     ``\\t`` alone, for prose (an answer) rather than one-line records."""
     return text.translate(_KEEP_LINES if keep_lines else _ALL)
+
+
+# The most characters of stream data a message or diagnostic quotes: a hostile stream
+# must not make one line of stderr as long as the stream (a 1 MB session_id).
+QUOTE_LIMIT = 60
+
+
+def quote(text, limit=QUOTE_LIMIT):
+    """Stream text for a message: at most ``limit`` characters, then ``...``, with
+    control and invisible characters spelt out."""
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return escape_controls(text)
