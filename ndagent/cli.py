@@ -83,6 +83,10 @@ def command_parser(verb, summary, description, examples, converter=True,
     _keep_parts(parser, summary, description, examples, exit_statuses)
     files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
     files.complete = _COMPLETE_FILES
+    parser.add_argument(
+        "--max-line", type=_size, default=_MAX_LINE, metavar="SIZE",
+        help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "
+             "longer line is reported and passed over without being held in memory")
     if converter:
         parser.add_argument(
             "--strict", action="store_true",
@@ -93,6 +97,22 @@ def command_parser(verb, summary, description, examples, converter=True,
             help="do not print warnings (errors are still printed)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
+
+
+_MAX_LINE = 64 << 20  # ndagent.decoder.MAX_LINE, which this module does not import
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(text):
+    """A --max-line value: a whole number of bytes, maybe with a suffix K, M or G."""
+    from argparse import ArgumentTypeError
+
+    digits, unit = text[:-1], text[-1:].upper()
+    if unit not in _UNITS or unit == "":
+        digits, unit = text, ""
+    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
+        raise ArgumentTypeError(f"not a size in bytes such as 4096, 512K, 64M: {text!r}")
+    return int(digits) * _UNITS[unit]
 
 
 def _keep_parts(parser, summary, description, examples, exit_statuses):
@@ -204,6 +224,9 @@ class Command:
     exact = False
     # Each FILE is a stream of its own (runs end with it; ``end_input`` is called).
     per_input = False
+    # Whether the decoder may pass over the lines that cannot hold a wanted event (the
+    # tests turn it off, to show that the output is the same).
+    prefilter = True
 
     def __init__(self, args, prog, out):
         self.args = args
@@ -245,9 +268,9 @@ class Command:
         """A line that is not a JSON object: skipped with a warning, or the end of the
         stream under ``--strict``."""
         if getattr(self.args, "strict", False):
-            self.error(bad, bad.reason)
+            self.error(bad, bad.message)
             raise _Stop(EXIT_BAD_STREAM)
-        self.warn(bad, "skipped: " + bad.reason)
+        self.warn(bad, "skipped: " + bad.message)
 
     def unreadable(self, item):
         where = item.source if item.line is None else f"{item.source}:{item.line}"
@@ -303,6 +326,10 @@ def run_command(build, command_class, argv=None):
             return EXIT_INTERRUPTED
         except BrokenPipeError:
             return 128 + 13
+        except MemoryError:
+            # A line under --max-line that still does not fit in memory (ulimit -v).
+            os.write(2, f"{parser.prog}: out of memory: try a smaller --max-line\n".encode())
+            return EXIT_USAGE
         except OSError as error:
             command.say(f"write error: {error.strerror or error}")
             return EXIT_USAGE
@@ -326,18 +353,20 @@ def _load_decoder():
 def execute(command, inputs):
     """Feed the inputs to ``command``; its exit status."""
     from ndagent.decoder import BadLine, Event, Skipped, batches, source_name
-    from ndagent.stream import Runs
+    from ndagent.stream import Runs, selection
 
     runs = Runs()
     out = command.out
     feed, event, end_run = runs.feed, command.event, command.end_run  # the hot loop's
     # --strict must see every bad line, so the prefilter cannot pass any over.
-    every_line = getattr(command.args, "strict", False)
+    every_line = getattr(command.args, "strict", False) or not command.prefilter
+    want = None if command.want is None else selection(command.want)
+    max_line = command.args.max_line
     began = False  # whether a run began (in this input, for per_input commands)
     try:
         for name in inputs or ("-",):
-            for batch in batches((name,), command.want, exact=command.exact,
-                                 every_line=every_line):
+            for batch in batches((name,), want, exact=command.exact,
+                                 every_line=every_line, max_line=max_line):
                 for item in batch:
                     kind = item.__class__
                     if kind is Event or kind is Skipped:

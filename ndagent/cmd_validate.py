@@ -1,6 +1,8 @@
 """ndagent validate: check a stream against the format, with compiler-style diagnostics."""
 
 from ndagent import cli
+from ndagent.decoder import RawNumber
+from ndagent.terminal import quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
 
@@ -112,6 +114,8 @@ def _describe(value):
         return "true" if value else "false"
     if type(value) in (int, float):
         return str(value)
+    if type(value) is RawNumber:
+        return quote(value.text)
     if type(value) is str:
         return "a string"
     return "an array" if type(value) is list else "an object"
@@ -240,7 +244,7 @@ def event_problems(data):
     for name, expected in typed:
         value = data[name]
         if type(value) is not expected and not _is_integral(value, expected) or (
-                expected is int and value < 0):
+                expected is int and _is_negative(value)):
             problems = [*problems, ("fields", f'"{name}" must be {_EXPECTED[expected]}, '
                                               f"not {_describe(value)}")]
     if nested == "message" and type(data.get("message")) is dict:
@@ -252,8 +256,19 @@ def event_problems(data):
 
 def _is_integral(value, expected):
     """Whether ``value`` is a JSON integer though not a Python int: JSON has one kind of
-    number, and orjson reads integers beyond 64 bits as floats (``2**70``)."""
-    return expected is int and type(value) is float and value.is_integer()
+    number, and orjson reads integers beyond 64 bits as floats (``2**70``), or the
+    decoder keeps them as written."""
+    if expected is not int:
+        return False
+    if type(value) is float:
+        return value.is_integer()
+    return type(value) is RawNumber and not any(char in value.text for char in ".eE")
+
+
+def _is_negative(value):
+    if type(value) is RawNumber:
+        return value.text.startswith("-")
+    return value < 0
 
 
 def build_parser():
@@ -400,7 +415,7 @@ class ValidateCommand(cli.Command):
             self.report(result, "failed-run", "the run reported failure")
 
     def bad_line(self, bad):
-        self.report(bad, "truncated" if bad.cut_off else "json", bad.reason)
+        self.report(bad, "truncated" if bad.cut_off else "json", bad.message)
 
     def no_run(self, source):
         if self.readable:

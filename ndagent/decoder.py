@@ -1,21 +1,28 @@
 """The one line decoder: bytes in, events out.
 
 Every command reads its input through this module, and only this module decodes or
-encodes JSON.  Each input is read in chunks of whatever is available (``os.read``
-semantics), split into lines here, and each line becomes an item that knows its source
-name and 1-based line number:
+encodes JSON.  It knows no event type: which lines matter is given to it as a
+``Selection`` (by the format the stream is in).  Each input is read in chunks of
+whatever is available (``os.read`` semantics), split into lines here, and each line
+becomes an item that knows its source name and 1-based line number:
 
 - ``Event``: a line holding a JSON object;
-- ``BadLine``: a line that is not one (not JSON, not an object, invalid UTF-8, cut off),
-  with the reason; a value, never an exception, so the caller decides the policy;
-- ``Skipped``: lines that were not decoded because they cannot be of a wanted type;
+- ``BadLine``: a line that is not one (not JSON, not an object, invalid UTF-8, cut off,
+  longer than the line limit), with the reason and the start of the line; a value,
+  never an exception, so the caller decides the policy;
+- ``Skipped``: lines that were not decoded because they cannot be of a wanted kind;
 - ``Unreadable``: an input that could not be opened or read.
 
 Items come in batches, one batch per chunk read, so a caller can flush its output after
 each batch: on a live pipe a line is handled the moment it arrives, while a file is still
 processed in large batches.  Blank lines, ``\\r\\n`` endings, a UTF-8 byte order mark at
 the start of each input and a last line without a newline are accepted.  Memory grows
-with the longest line, not with the stream.
+with the longest line, up to ``MAX_LINE`` bytes: a longer line is reported and passed
+over without being held.
+
+Numbers: orjson holds 64-bit integers and doubles.  A number that does not fit (an
+integer beyond 64 bits, a float beyond a double) is kept exactly as written, as a
+``RawNumber``: encoded again as written, and no number for what is computed.
 
 Example::
 
@@ -33,6 +40,9 @@ import orjson
 __all__ = [
     "BadLine",
     "Event",
+    "MAX_LINE",
+    "RawNumber",
+    "Selection",
     "Skipped",
     "Unreadable",
     "batches",
@@ -45,9 +55,17 @@ __all__ = [
 
 STDIN = "<stdin>"
 CHUNK_SIZE = 1 << 18
+# The longest line kept (bytes): a longer one is reported once and passed over, so that
+# an input with no newline (/dev/zero) cannot take all memory.
+MAX_LINE = 64 << 20
 
 _BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _CUT_OFF = "truncated line: the stream was cut off?"
+_CUT_INSIDE = "truncated line: another event begins inside it (the stream was cut off?)"
+_TWO_EVENTS = "two events on one line (a newline is missing)"
+# How many bytes of a bad line are kept, to quote its start in messages.
+_START = 240
 
 
 class Event:
@@ -67,26 +85,39 @@ class Event:
 
 
 class BadLine:
-    """A line that does not hold a JSON object; ``reason`` says why, in a few words."""
+    """A line that does not hold a JSON object; ``reason`` says why, in a few words, and
+    ``start`` holds the line's first bytes, for ``message``."""
 
-    __slots__ = ("source", "line", "reason")
+    __slots__ = ("source", "line", "reason", "start")
 
-    def __init__(self, source, line, reason):
+    def __init__(self, source, line, reason, start=b""):
         self.source = source
         self.line = line
         self.reason = reason
+        self.start = start[:_START]
 
     @property
     def cut_off(self):
-        """Whether this is the last line of its input, cut short (no newline, no JSON)."""
-        return self.reason == _CUT_OFF
+        """Whether the line was cut short: the last line of its input, or one inside
+        which another event begins."""
+        return self.reason in (_CUT_OFF, _CUT_INSIDE)
+
+    @property
+    def message(self):
+        """The reason, then the start of the line, quoted (bounded and escaped), so that
+        a user sees what the line was without opening the file."""
+        if not self.start:
+            return self.reason
+        from ndagent.terminal import quote
+
+        return f'{self.reason}: "{quote(self.start.decode("utf-8", "replace"))}"'
 
     def __repr__(self):
         return f"BadLine({self.source!r}, {self.line}, {self.reason!r})"
 
 
 class Skipped:
-    """Lines from ``line`` on that hold objects of unwanted types, left undecoded."""
+    """Lines from ``line`` on that cannot hold a wanted event, left undecoded."""
 
     __slots__ = ("source", "line")
     type = None
@@ -101,7 +132,8 @@ class Skipped:
 
 class Unreadable:
     """An input that could not be opened (``line`` None) or read to its end (``line``:
-    the first line not read); ``reason`` is the OS's word."""
+    the first line not read); ``reason`` is the OS's word, or why the input cannot be
+    read as UTF-8 text."""
 
     __slots__ = ("source", "line", "reason")
 
@@ -114,30 +146,74 @@ class Unreadable:
         return f"Unreadable({self.source!r}, {self.line}, {self.reason!r})"
 
 
+class RawNumber:
+    """A JSON number that orjson cannot hold, as written: ``1e400``, an integer of 5000
+    digits.  Encoded again as written; not a number for anything computed (a duration
+    from it is null), and never converted (Python's int of a long text is slow)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __eq__(self, other):
+        return other.__class__ is RawNumber and other.text == self.text
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"RawNumber({self.text!r})"
+
+
 def decode_line(line, exact=False):
     """Decode one line: a dict, or a short reason string when it holds no JSON object
     ("" for a blank line).  orjson reads integers beyond 64 bits as floats; ``exact``
     keeps them exact, at the cost of a scan of the line (for values that are printed
     again)."""
-    item = _item(None, 0, line, _loads_exactly if exact else orjson.loads, None)
-    if item is None:
-        return ""
-    return item.data if item.__class__ is Event else item.reason
+    value = _decode(line, _loads_exactly if exact else orjson.loads)
+    if value.__class__ is _Reason:
+        return str(value)
+    if value.__class__ is dict:
+        return value
+    return f"not a JSON object but {_json_kind(value)}"
 
 
 def encode_line(value):
     """Encode a value as one compact JSON line, newline included."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(value, default=_raw_number, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        # Integers beyond 64 bits (from the tolerant decoder) and nesting deeper than
-        # orjson writes (255 levels; it reads 1024) get here.  More room than decoding
-        # had, so that whatever was decoded can be encoded from deeper in the stack.
-        import json
+        # Nesting deeper than orjson writes (255 levels; it reads 1024) and integers
+        # beyond 64 bits that were computed get here.
+        return _encode_slowly(value)
 
-        text = _with_room(2 * _ORJSON_DEPTH, json.dumps, value, ensure_ascii=False,
-                          separators=(",", ":"))
-        return text.encode("utf-8", "surrogatepass") + b"\n"
+
+def _raw_number(value):
+    if value.__class__ is RawNumber:
+        return orjson.Fragment(value.text.encode())
+    raise TypeError
+
+
+def _encode_slowly(value):
+    """The stdlib json in orjson's place, with more room than decoding had (so that
+    whatever was decoded can be encoded from deeper in the stack).  RawNumbers go in as
+    unguessable placeholder strings that are then replaced by their text."""
+    import json
+
+    texts = []
+    token = os.urandom(8).hex()
+
+    def placeholder(item):
+        if item.__class__ is not RawNumber:
+            raise TypeError(f"cannot encode {type(item).__name__}")
+        texts.append(item.text)
+        return f"\ue000{token}:{len(texts) - 1}\ue000"
+
+    text = _with_room(2 * _ORJSON_DEPTH, json.dumps, value, ensure_ascii=False,
+                      separators=(",", ":"), default=placeholder)
+    for index, number in enumerate(texts):
+        text = text.replace(f'"\ue000{token}:{index}\ue000"', number, 1)
+    return text.encode("utf-8", "surrogatepass") + b"\n"
 
 
 # How deep orjson reads nesting.  The stdlib json, which stands in for orjson on the
@@ -158,19 +234,25 @@ def _with_room(frames, function, *args, **kwargs):
         sys.setrecursionlimit(limit)
 
 
+class _Inexact(ValueError):
+    """orjson read the line, but it may hold an integer beyond 64 bits (read inexactly)."""
+
+    msg = "an integer beyond 64 bits"
+
+
 def _loads_exactly(line):
     """orjson.loads, but a line with a run of 19 digits or more (maybe an integer beyond
     64 bits) is left to the tolerant decoder.  (Turning every digit into 0 and looking
-    for 19 zeros is many times faster than a regular expression.)  orjson reads the line
-    first, so that a line it rejects has its reason."""
+    for 19 zeros is many times faster than a regular expression.)"""
     value = orjson.loads(line)
     if _NINETEEN_DIGITS in line.translate(_DIGITS_TO_ZERO):
-        raise orjson.JSONDecodeError("64-bit", "", 0)
+        raise _Inexact
     return value
 
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_DIGITS = b"0" * 19
+_NOT_DECODED = (orjson.JSONDecodeError, _Inexact)
 
 
 def _json_kind(value):
@@ -183,56 +265,83 @@ def _json_kind(value):
     return "a number"
 
 
-def _decode_tolerantly(line, error):
-    """Second chance for what orjson rejects but JSON allows: lone surrogate escapes
-    and integers beyond 64 bits (or beyond a double: orjson says "infinity").  Lone
-    surrogates become U+FFFD, so that every string handed on is valid Unicode.  Anything
-    else, floats beyond a double included, gets the reason orjson gave."""
-    reason = str(error).split(": line ", 1)[0]
-    if not line.strip():
-        return ""
-    if "surrogate" not in reason and "64-bit" not in reason and "infinity" not in reason:
-        return _reason(reason)
-    import json
+class _Reason(str):
+    """Why a line holds no JSON value (empty for a blank line): not a JSON string."""
 
+
+def _decode(line, loads):
+    """The JSON value of a line, or a ``_Reason``."""
+    try:
+        return loads(line)
+    except _NOT_DECODED as error:
+        return _decode_tolerantly(line, error.msg)
+
+
+def _decode_tolerantly(line, reason):
+    """Second chance for what orjson rejects (or reads inexactly) but JSON allows: lone
+    surrogate escapes (made U+FFFD, so that every string handed on is valid Unicode) and
+    numbers beyond 64 bits (kept as RawNumber).  What the stdlib json rejects too gets
+    the reason orjson gave."""
+    if not line.strip():
+        return _Reason("")
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
-        return "not valid UTF-8"
+        return _Reason("not valid UTF-8")
+    if text.startswith("\ufeff"):
+        return _Reason("not JSON: a byte order mark inside the input")
+    if _tolerated().search(line) is None:
+        return _Reason("not JSON: " + reason)
+    import json
+
     try:
         value = _with_room(_ORJSON_DEPTH, json.loads, text, parse_constant=_reject_constant,
-                           parse_float=_finite_float)
+                           parse_int=_parse_int, parse_float=_parse_float)
     except RecursionError:
-        return "not JSON: nested too deeply"
+        return _Reason("not JSON: nested too deeply")
     except ValueError:
-        return _reason(reason)
-    if type(value) is not dict:
-        return f"not a JSON object but {_json_kind(value)}"
-    return _replace_surrogates(value)
+        return _Reason("not JSON: " + reason)
+    return _replace_surrogates(value) if type(value) in (dict, list) else value
+
+
+def _tolerated():
+    """What the tolerant decoder may read where orjson did not: a surrogate escape, a run
+    of 19 digits, an exponent of three digits."""
+    global _TOLERATED
+    if _TOLERATED is None:
+        import re
+
+        _TOLERATED = re.compile(rb"\\u[dD][89a-fA-F]|[0-9]{19}|[eE][+-]?[0-9]{3}")
+    return _TOLERATED
+
+
+_TOLERATED = None
 
 
 def _reject_constant(name):
     raise ValueError(name)
 
 
-def _finite_float(text):
-    """A float, as orjson reads it: one beyond a double (1e400) is not infinity but an
-    error."""
+def _parse_int(text):
+    """An int when it fits in 64 bits, as orjson reads it; else the text as written."""
+    if len(text) < 19:
+        return int(text)
+    if len(text) <= 20:
+        value = int(text)
+        if -(1 << 63) <= value < 1 << 64:
+            return value
+    return RawNumber(text)
+
+
+def _parse_float(text):
+    """A float, as orjson reads it; one beyond a double (1e400) as written."""
     value = float(text)
     if value in (_INFINITY, -_INFINITY):
-        raise ValueError(text)
+        return RawNumber(text)
     return value
 
 
 _INFINITY = float("inf")
-
-
-def _reason(orjson_reason):
-    if orjson_reason.startswith("str is not valid UTF-8"):
-        return "not valid UTF-8"
-    if orjson_reason.startswith("byte order mark"):
-        return "not JSON: a byte order mark inside the input"
-    return "not JSON: " + orjson_reason
 
 
 def _replace_surrogates(value):
@@ -274,91 +383,241 @@ def _has_surrogate(text):
     return False
 
 
-def _item(source, number, line, loads, wanted):
-    """The item for one line that was decoded: an Event, Skipped (an event of a type not
-    wanted), a BadLine, or None for a blank line."""
-    try:
-        value = loads(line)
-    except orjson.JSONDecodeError as error:
-        value = _decode_tolerantly(line, error)
-        if value.__class__ is str:
-            return BadLine(source, number, value) if value else None
-    if value.__class__ is not dict:
-        return BadLine(source, number, f"not a JSON object but {_json_kind(value)}")
-    event = Event(source, number, value)
-    return event if wanted is None or event.type in wanted else Skipped(source, number)
+class Selection:
+    """Which lines a reader needs decoded: those that may hold an object in which, for
+    one of the ``markers``, every (key, value) pair holds.  A marker is a tuple of
+    (key, value) pairs of plain ASCII names: ``(("type", "tool_call"), ("subtype",
+    "completed"))``.  The format gives the markers; this module knows no event.
+
+    The test on the bytes is sound whatever the key order, duplicate keys or escapes
+    of a line: a line is passed over only when it looks like an object (starts with
+    ``{``, ends with ``}``), holds no ``"KEY":"VALUE"`` of a marker anywhere (space
+    allowed around the colon), and no ``\\u00XX`` escape of a printable ASCII
+    character, the only other way to spell a key or value.  No decoding of such a line
+    can give an object with a marker's pairs, however its keys repeat (the last
+    counts)."""
+
+    def __init__(self, markers):
+        import re
+
+        # first key -> {first value (bytes) -> [the marker's other pairs, ...]}
+        self.table = {}
+        self.other_patterns = {}
+        for marker in markers:
+            marker = tuple(marker)
+            for pair in marker:
+                if not all(_is_plain(name) for name in pair):
+                    raise ValueError(f"a marker is made of plain names: {pair!r}")
+            (key, value), rest = marker[0], marker[1:]
+            self.table.setdefault(key, {}).setdefault(value.encode(), []).append(rest)
+            for other_key, other_value in rest:
+                self.other_patterns[(other_key, other_value)] = re.compile(
+                    _pair_pattern(re, other_key, [other_value.encode()]))
+        self.patterns = [(re.compile(_pair_pattern(re, key, sorted(values))), values)
+                         for key, values in self.table.items()]
+        # The same table with str values, for decoded objects.
+        self.decoded = {key: {value.decode(): rests for value, rests in values.items()}
+                        for key, values in self.table.items()}
+
+    def wants(self, data):
+        """Whether a decoded object has every pair of one of the markers."""
+        for key, values in self.decoded.items():
+            value = data.get(key)
+            if value.__class__ is str:
+                rests = values.get(value)
+                if rests is not None:
+                    for rest in rests:
+                        if all(data.get(name) == wanted for name, wanted in rest):
+                            return True
+        return False
+
+    def starts(self, text):
+        """The offsets in ``text`` (lines, each after a newline) of the lines to
+        decode, in order."""
+        starts = set()
+        rfind, find = text.rfind, text.find
+        for pattern, values in self.patterns:
+            for match in pattern.finditer(text):
+                start = rfind(b"\n", 0, match.start()) + 1
+                if start not in starts:
+                    rests = values[match.group(1)]
+                    if () in rests or self._others_hold(text, start, find(b"\n", start),
+                                                        rests):
+                        starts.add(start)
+        if b"\\u00" in text:
+            for match in _ESCAPE.finditer(text):
+                starts.add(rfind(b"\n", 0, match.start()) + 1)
+        last = len(text) - 1
+        for match in _SHAPE.finditer(text):
+            newline = match.start()
+            if newline and not _ends_object(text, newline):
+                starts.add(rfind(b"\n", 0, newline) + 1)
+            if newline < last and text[newline + 1] != 123:  # "{"
+                starts.add(newline + 1)
+        return sorted(starts)
+
+    def _others_hold(self, text, start, end, rests):
+        patterns = self.other_patterns
+        return any(all(patterns[pair].search(text, start, end) for pair in rest)
+                   for rest in rests)
+
+
+def _is_plain(name):
+    return name.__class__ is str and name != "" and all(
+        char.isascii() and (char.isalnum() or char in "_.-") for char in name)
+
+
+def _pair_pattern(re, key, values):
+    """``"KEY" : "VALUE"`` for any of the values (group 1), JSON space around the colon."""
+    return (b'"' + re.escape(key.encode()) + rb'"[ \t\r]*:[ \t\r]*"('
+            + b"|".join(re.escape(value) for value in values) + rb')"')
+
+
+def _compile_shared():
+    import re
+
+    escape = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
+    # A newline next to a line that does not look like an object: the line after does
+    # not start with "{", or (told by the caller) the line before does not end with "}".
+    shape = re.compile(rb"\n(?:(?!\{)|(?<!\}\n)(?<!\}\r\n))")
+    return escape, shape
+
+
+_ESCAPE = _SHAPE = None
+
+
+def _ends_object(text, newline):
+    """Whether the line that ends at ``newline`` ends with ``}`` (or ``}\r``)."""
+    before = text[newline - 1]
+    return before == 125 or (before == 13 and text[newline - 2] == 125)  # "}", "\r"
+
+
+# How many places a line that does not decode is tried from, looking for an object
+# that begins inside it.
+_RECOVERY_TRIES = 64
+
+
+def _recover(line, loads):
+    """(offset, value) of a whole object that begins inside a line that does not decode
+    and runs to its end: a stream cut off, then another appended to it.  Places where
+    ``{"type"`` begins are tried first, from the right, then the other ``{``; None when
+    none decodes within a few tries."""
+    import re
+
+    places = [match.start() for match in re.finditer(rb'\{[ \t\r]*"', line)
+              if match.start()]
+    typed = {place for place in places
+             if line.startswith(b'type"', line.index(b'"', place) + 1)}
+    order = sorted(places, key=lambda place: (place in typed, place), reverse=True)
+    for place in order[:_RECOVERY_TRIES]:
+        value = _decode(line[place:], loads)
+        if value.__class__ is dict:
+            return place, value
+    return None
 
 
 class _Lines:
     """Turns blocks of whole lines of one input into items, numbering lines as it goes."""
 
-    def __init__(self, source, want, exact, every_line):
+    def __init__(self, source, selection, exact, every_line):
+        global _ESCAPE, _SHAPE
         self.source = source
         self.loads = _loads_exactly if exact else orjson.loads
-        if want is None:
-            self.wanted = self.boundary = None
-        else:
-            want = frozenset(want) | {"system", "result"}
-            self.wanted = frozenset(name.split("/")[0] for name in want)
-            self.boundary = None if every_line else _boundary(want)
+        self.wants = None if selection is None else selection.wants
+        self.selection = None if every_line else selection
+        if self.selection is not None and _SHAPE is None:
+            _ESCAPE, _SHAPE = _compile_shared()
         self.number = 0
 
     def block(self, data):
         """Items of ``data``, whole lines each ending in a newline."""
-        if self.boundary is None:
+        if self.selection is None:
             return self._all(data)
         return self._selected(data)
 
     def last(self, line):
         """Items of a last line that has no newline: if it does not decode, it was cut."""
         self.number += 1
-        item = _item(self.source, self.number, line, self.loads, self.wanted)
-        if item is None:
-            return []
-        if item.__class__ is BadLine:
-            item.reason = _CUT_OFF
-        return [item]
+        items = []
+        self._add(line, self.number, items.append, last=True)
+        return items
+
+    def overlong(self, limit, start):
+        """The item of a line longer than ``limit`` bytes, which is passed over."""
+        self.number += 1
+        return BadLine(self.source, self.number,
+                       f"line longer than {_bytes(limit)} (--max-line): passed over", start)
 
     def _all(self, data):
         items = []
         append = items.append
-        source = self.source
+        source, wants, loads, add = self.source, self.wants, self.loads, self._add
         number = self.number
-        wanted, loads = self.wanted, self.loads
         lines = data.split(b"\n")
         lines.pop()
         for line in lines:
             number += 1
-            item = _item(source, number, line, loads, wanted)
-            if item is not None:
-                append(item)
+            try:
+                value = loads(line)
+            except _NOT_DECODED:
+                add(line, number, append)
+                continue
+            if value.__class__ is dict and wants is None:
+                append(Event(source, number, value))
+            else:
+                add(line, number, append, value)
         self.number = number
         return items
 
-    def _selected(self, data):
-        """Decode only the lines that may hold a wanted type.
+    def _add(self, line, number, append, value=None, last=False):
+        """The items of one line (``value``: its decoding, when it has one)."""
+        source = self.source
+        if value is None:
+            value = _decode(line, self.loads)
+        if value.__class__ is _Reason:
+            if value:
+                self._bad(line, number, str(value), append, last)
+        elif value.__class__ is not dict:
+            append(BadLine(source, number, f"not a JSON object but {_json_kind(value)}",
+                           line))
+        elif self.wants is None or self.wants(value):
+            append(Event(source, number, value))
+        else:
+            append(Skipped(source, number))
 
-        A line is left undecoded when it starts with ``{"type":"NAME"`` for a NAME that
-        is not wanted, and ends with ``}``: then it is an object of that type (or
-        damaged inside, which only ``validate`` looks for).  Every other line, blank,
-        escaped, spaced, reordered or not an object at all, is decoded.  One regular
-        expression finds the newlines next to lines to decode, so the undecoded lines
-        cost no Python work; each stretch of them becomes one ``Skipped`` item."""
+    def _bad(self, line, number, reason, append, last):
+        """A line that does not decode: if a whole object begins inside it, the part
+        before is reported and the object handed on, with the same line number."""
+        found = _recover(line, self.loads) if b"{" in line[1:] else None
+        if found is None:
+            append(BadLine(self.source, number, _CUT_OFF if last else reason, line))
+            return
+        place, value = found
+        before = _decode(line[:place], self.loads)
+        if before.__class__ is dict:
+            append(BadLine(self.source, number, _TWO_EVENTS, line))
+            self._add(line[:place], number, append, before)
+        else:
+            append(BadLine(self.source, number, _CUT_INSIDE, line))
+        self._add(line[place:], number, append, value)
+
+    def _selected(self, data):
+        """Decode only the lines that may hold a wanted event (``Selection.starts``);
+        each stretch of lines passed over becomes one ``Skipped`` item."""
         items = []
         append = items.append
-        source, wanted, loads = self.source, self.wanted, self.loads
+        source, add = self.source, self._add
         number = self.number
         text = b"\n" + data  # so that the first line, too, follows a newline
-        count = text.count
+        count, find = text.count, text.find
         position = 1  # where the lines not yet numbered begin
-        for start, end in self._lines_to_decode(text):
+        for start in self.selection.starts(text):
             if start > position:
                 append(Skipped(source, number + 1))
                 number += count(b"\n", position, start)
+            end = find(b"\n", start)
             number += 1
-            item = _item(source, number, text[start:end], loads, wanted)
-            if item is not None:
-                append(item)
+            add(text[start:end], number, append)
             position = end + 1
         if position < len(text):
             append(Skipped(source, number + 1))
@@ -366,59 +625,13 @@ class _Lines:
         self.number = number
         return items
 
-    def _lines_to_decode(self, text):
-        """(start, end) of each line of ``text`` to decode, in order: the lines next to
-        the newlines that ``boundary`` finds (see ``_boundary``)."""
-        done = 1  # the lines before this offset were given already
-        last = len(text) - 1
-        find = text.find
-        for match in self.boundary.finditer(text):
-            newline = match.start()
-            if text[newline - 1] != 125 and newline and not _ends_object(text, newline):
-                start = text.rfind(b"\n", 0, newline) + 1  # the line ending here
-                if start >= done:
-                    yield start, newline
-                    done = newline + 1
-            if match.lastgroup and newline < last:  # "next": the line after
-                end = find(b"\n", newline + 1)
-                yield newline + 1, end
-                done = end + 1
 
-
-_BOUNDARIES = {}
-
-
-def _boundary(want):
-    """The newlines next to a line to decode: the line before does not end with ``}``,
-    or the line after (group ``next``, which matches the empty string, so it only tells)
-    does not start ``{"type":"NAME"`` for a NAME not wanted, nor, for a wanted
-    ``NAME/SUBTYPE``, ``{"type":"NAME","subtype":"OTHER"`` for another subtype."""
-    pattern = _BOUNDARIES.get(want)
-    if pattern is None:
-        import re
-
-        def alternatives(names):
-            return b"|".join(re.escape(name.encode()) for name in sorted(names))
-
-        subtypes = {}
-        for name in want:
-            kind, _, subtype = name.partition("/")
-            subtypes.setdefault(kind, set()).add(subtype)
-        unwanted = [rb'\{"type":"(?:(?!(?:' + alternatives(subtypes) + rb')")[A-Za-z_]+"']
-        for kind, names in sorted(subtypes.items()):
-            if "" not in names:  # only some subtypes of this type are wanted
-                unwanted.append(re.escape(kind.encode()) + rb'","subtype":"(?!(?:'
-                                + alternatives(names) + rb')")[A-Za-z_]+"')
-        unwanted = b"|".join(unwanted) + b")"
-        pattern = _BOUNDARIES[want] = re.compile(
-            rb"\n(?:(?P<next>(?!" + unwanted + rb"))|(?<!\}\n)(?<!\}\r\n))")
-    return pattern
-
-
-def _ends_object(text, newline):
-    """Whether the line that ends at ``newline`` ends with ``}`` (or ``}\r``)."""
-    before = text[newline - 1]
-    return before == 125 or (before == 13 and text[newline - 2] == 125)  # "}", "\r"
+def _bytes(size):
+    """A size for people: 64 MiB, 512 KiB, 1000 bytes."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} bytes"
 
 
 def source_name(name):
@@ -440,15 +653,17 @@ def _open(name):
     return getattr(name, "read1", None) or name.read, None
 
 
-def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_line=False):
+def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_line=False,
+            max_line=MAX_LINE):
     """Yield lists of items, one list per chunk read, from the inputs in order.
 
     ``inputs`` holds paths, ``"-"`` for standard input, or binary file objects.  With
-    ``want`` (event type names, or ``TYPE/SUBTYPE`` for only some subtypes of a type),
-    lines that cannot hold those are not decoded: they come as ``Skipped`` items.
-    ``system`` and ``result`` events are always decoded, since they mark where runs
-    begin and end.  ``every_line``: decode every line all the same (so that no bad line
-    goes unseen), handing over only the wanted events.  ``exact``: see ``decode_line``."""
+    ``want`` (a ``Selection``), lines that cannot hold a wanted event are not decoded:
+    they come as ``Skipped`` items, and so do decoded events that are not wanted.
+    ``every_line``: decode every line all the same (so that no bad line goes unseen),
+    handing over only the wanted events.  ``exact``: see ``decode_line``.  A line longer
+    than ``max_line`` bytes is reported as a BadLine and passed over unread."""
+    chunk_size = min(chunk_size, max_line)  # so that no line inside one chunk is too long
     for name in inputs or ("-",):
         source = source_name(name)
         try:
@@ -458,43 +673,77 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
             continue
         try:
             lines = _Lines(source, want, exact, every_line)
-            yield from _read_batches(source, read, lines, chunk_size)
+            yield from _read_batches(source, read, lines, chunk_size, max_line)
         finally:
             if close is not None:
                 close()
 
 
-def _read_batches(source, read, lines, chunk_size):
-    pieces = []
-    at_start = True
+_UTF16 = "UTF-16 text, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)"
+
+
+def _read_batches(source, read, lines, chunk_size, max_line):
+    pieces = []  # the start of a line not yet ended
+    held = 0  # their length
+    passing = False  # inside a line longer than max_line, until its newline
+    start = b""  # the first bytes of the input, until there are three
     while True:
         try:
             chunk = read(chunk_size)
         except OSError as error:
             yield [Unreadable(source, lines.number + 1, error.strerror or str(error))]
             return
+        if start is not None:  # at the start of the input: a byte order mark?
+            if chunk and len(start) + len(chunk) < 3:
+                start += chunk
+                continue
+            chunk = start + chunk
+            start = None
+            if chunk[:2] in _UTF16_BOMS:
+                yield [Unreadable(source, 1, _UTF16)]
+                return
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+                if not chunk:
+                    continue
         if not chunk:
             break
+        if passing:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                continue
+            chunk = chunk[newline + 1:]
+            passing = False
         end = chunk.rfind(b"\n")
         if end < 0:
             pieces.append(chunk)
+            held += len(chunk)
+            if held > max_line:
+                passing = True
+                yield [lines.overlong(max_line, pieces[0])]
+                pieces.clear()
+                held = 0
             continue
+        items = []
         data = chunk[:end + 1]
         if pieces:
-            pieces.append(data)
-            data = b"".join(pieces)
+            first = chunk.find(b"\n")
+            if held + first > max_line:
+                items.append(lines.overlong(max_line, pieces[0]))
+                data = data[first + 1:]
+            else:
+                pieces.append(data)
+                data = b"".join(pieces)
             pieces.clear()
+            held = 0
         if end + 1 < len(chunk):
             pieces.append(chunk[end + 1:])
-        if at_start:
-            at_start = False
-            if data.startswith(_BOM):
-                data = data[3:]
-        yield lines.block(data)
+            held = len(chunk) - end - 1
+        if data:
+            items += lines.block(data)
+        yield items
     if pieces:
         data = b"".join(pieces)
-        if at_start and data.startswith(_BOM):
-            data = data[3:]
         if data.strip():
             yield lines.last(data)
 

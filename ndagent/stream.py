@@ -245,6 +245,29 @@ def assistant_text(data):
                    and part.get("text").__class__ is str)
 
 
+# The events with which runs begin and end: every command needs them decoded.
+RUN_BOUNDARIES = frozenset({"system", "result"})
+
+_SELECTIONS = {}
+
+
+def selection(want):
+    """The decoder's Selection for event names (``TYPE``, or ``TYPE/SUBTYPE`` for one
+    subtype only), the run boundaries added."""
+    want = frozenset(want) | RUN_BOUNDARIES
+    found = _SELECTIONS.get(want)
+    if found is None:
+        from ndagent.decoder import Selection
+
+        markers = []
+        for name in sorted(want):
+            kind, _, subtype = name.partition("/")
+            markers.append((("type", kind), ("subtype", subtype)) if subtype
+                           else (("type", kind),))
+        found = _SELECTIONS[want] = Selection(markers)
+    return found
+
+
 def begins_run(data):
     """Whether an event's data is ``system/init``, with which a run begins."""
     return data.get("type") == "system" and data.get("subtype") == "init"

@@ -81,11 +81,13 @@ def test_bad_lines_are_skipped_with_a_warning(call, write):
     status, out, err = call(main, path)
     assert status == 0
     assert orjson.loads(out) == result_event(VENDOR)
+    # Each names the line, the reason, and quotes the start of the line.
     assert err.splitlines() == [
         f"ndagent-json: {path}:1: warning: skipped: not JSON: unexpected character"
         + err.splitlines()[0].split("unexpected character", 1)[1],
-        f"ndagent-json: {path}:11: warning: skipped: not a JSON object but an array",
+        f'ndagent-json: {path}:11: warning: skipped: not a JSON object but an array: "[1]"',
     ]
+    assert err.splitlines()[0].endswith(': "Update available: 2026.01.28"')
     status, out, err = call(main, "-q", path)
     assert (status, err) == (0, "")
     status, out, err = call(main, "--strict", path)

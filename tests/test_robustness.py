@@ -11,6 +11,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import orjson
@@ -20,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndagent import stream
-from ndagent.decoder import encode_line
+from ndagent.decoder import RawNumber, encode_line
 from ndagent.stream import ACTIONS, JSON_KEY_ORDER, OUTCOME_SUFFIXES
+from ndagent.terminal import quote
 
 VERBS = ["json", "result", "text", "tools", "validate"]
 CONVERTERS = VERBS[:-1]
@@ -73,8 +75,6 @@ NOT_OBJECTS = [
     ("Infinity", b'{"type":"result","duration_ms":Infinity}',
      "not JSON: unexpected character, expected a JSON value"),
     ("-Infinity", b'{"type":"result","duration_ms":-Infinity}', "not JSON: no digit after sign"),
-    ("a float beyond a double", b'{"type":"result","duration_ms":1e400}',
-     "not JSON: number is infinity when parsed as double"),
     ("an array", b'[{"type":"result"}]', "not a JSON object but an array"),
     ("a string", b'"{\\"type\\":\\"result\\"}"', "not a JSON object but a string"),
 ]
@@ -94,6 +94,12 @@ ODD_OBJECTS = [
      ['error: "message.content" must be an array of texts, not an object [fields]']),
     ("an integer beyond 64 bits",
      event_line(type="thinking", subtype="delta", text="", timestamp_ms=2**70), {}, []),
+    ("an integer of 5000 digits",
+     event_line(type="thinking", subtype="delta", text="", timestamp_ms=RawNumber("9" * 5000)),
+     {}, []),
+    ("a float beyond a double",
+     event_line(type="thinking", subtype="delta", text="", timestamp_ms=RawNumber("1e400")),
+     {}, ['error: "timestamp_ms" must be a non-negative integer, not 1e400 [fields]']),
     ("tool_call with no *ToolCall key",
      event_line(type="tool_call", subtype="completed", call_id="c", tool_call={"x": {}}),
      {"text": NO_SINGLE_TOOL, "tools": NO_SINGLE_TOOL},
@@ -134,6 +140,8 @@ def check_line_in_the_vendor_example(line, warnings, diagnostics):
 @pytest.mark.parametrize("line, reason", [case[1:] for case in NOT_OBJECTS],
                          ids=[case[0] for case in NOT_OBJECTS])
 def test_a_line_that_holds_no_object_is_skipped_with_its_reason(line, reason):
+    # The message quotes the start of the line, bounded and escaped.
+    reason += f': "{quote(line.decode("utf-8", "replace"))}"'
     check_line_in_the_vendor_example(line, dict.fromkeys(CONVERTERS, "skipped: " + reason),
                                      [f"error: {reason} [json]"])
 
@@ -526,3 +534,89 @@ def test_property_text_and_validate_escape_every_control_character(run_, verbose
     for verb, argv in [("text", ["-v"] if verbose else []), ("validate", ["--strict"])]:
         status, out, err = in_process(verb, data, *argv)
         assert not RAW_CONTROL.search(out.replace(b"\n", b"") + err)
+
+
+# Numbers of any size: one rule for every command (README, Reliability).
+
+def test_integers_of_thousands_of_digits_are_kept_and_never_a_traceback():
+    huge = b"9" * 4300
+    stream = b"".join([
+        VENDOR[0],
+        tool_event("started", "c", "shellToolCall", {"command": "ls"}, session_id=SESSION)
+        .replace(b'"session_id"', b'"timestamp_ms":' + huge + b',"session_id"'),
+        tool_event("completed", "c", "shellToolCall", {"command": "ls"}, "success",
+                   session_id=SESSION)
+        .replace(b'"session_id"', b'"timestamp_ms":' + huge + b'1,"session_id"'),
+        VENDOR[-1].replace(b'"duration_ms":5234', b'"duration_ms":1' + huge)
+        .replace(b'"result":"I\'ll read the README.md file and create a summary"',
+                 b'"result":""'),
+    ])
+    for verb, *options in (("tools",), ("tools", "--format", "tsv"), ("json",), ("text", "-v"),
+                           ("validate",)):
+        done = run(verb, *options, input=stream)
+        assert_one_line_messages(verb, done.stderr)
+        assert done.returncode == 0, (verb, done.stderr)
+    tools = run("tools", input=stream).stdout
+    assert orjson.loads(tools)["duration_ms"] is None  # no number to compute with
+    assert b'"duration_ms":1' + huge + b"," in run("json", input=stream).stdout
+
+
+# Memory bounded in bytes: a line with no end.
+
+def test_a_line_longer_than_the_limit_is_reported_once_and_passed_over():
+    long = b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + (
+        b"x" * 5000) + b'"}]}}'
+    stream = VENDOR[0] + long + b"\n" + b"".join(VENDOR[1:])
+    for verb in CONVERTERS:
+        done = run(verb, "--max-line", "1K", input=stream)
+        err = done.stderr.decode()
+        assert err.startswith(f"ndagent-{verb}: <stdin>:2: warning: skipped: line longer than "
+                              '1 KiB (--max-line): passed over: "{"type":"assistant"')
+        assert err.count("\n") == 1
+        whole = run(verb, input=VENDOR[0] + b"\n" + b"".join(VENDOR[1:]))
+        assert (done.returncode, done.stdout) == (whole.returncode, whole.stdout)
+    # What follows the long line is read: the run is whole.
+    json_done = run("json", "--max-line", "1K", input=stream)
+    assert json_done.returncode == 0
+    assert orjson.loads(json_done.stdout) == orjson.loads(VENDOR[-1])
+    validate = run("validate", "--max-line", "1K", input=stream).stdout.decode()
+    assert "<stdin>:2: error: line longer than 1 KiB (--max-line): passed over" in validate
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_an_input_with_no_newline_stays_under_100_megabytes(verb):
+    """``ndagent VERB /dev/zero`` for two seconds: its peak memory, read in a process of
+    its own so that no other child counts."""
+    script = (
+        "import resource, subprocess, sys\n"
+        "child = subprocess.Popen([sys.argv[1], '/dev/zero'], stdout=subprocess.DEVNULL,\n"
+        "                         stderr=subprocess.DEVNULL)\n"
+        "try:\n    child.wait(timeout=2)\nexcept subprocess.TimeoutExpired:\n"
+        "    child.kill(); child.wait()\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    done = subprocess.run([sys.executable, "-c", script, command(verb)], capture_output=True,
+                          check=True)
+    peak_kb = int(done.stdout)
+    if sys.platform == "darwin":  # bytes there
+        peak_kb //= 1024
+    assert peak_kb < 100 * 1024
+
+
+def test_running_out_of_memory_is_one_message_not_a_traceback(tmp_path):
+    path = tmp_path / "big.ndjson"
+    path.write_bytes(b'{"type":"assistant","text":"' + b"x" * (300 << 20) + b'"}\n')
+    done = subprocess.run(["bash", "-c", 'ulimit -v 400000; exec "$0" --max-line 1G "$1"',
+                           command("result"), str(path)], capture_output=True, timeout=60)
+    assert b"Traceback" not in done.stderr
+    assert done.stderr.decode() == "ndagent-result: out of memory: try a smaller --max-line\n"
+    assert done.returncode == 2
+
+
+def test_utf16_input_gets_one_message():
+    text = b"".join(VENDOR).decode()
+    for encoded in (text.encode("utf-16"), text.encode("utf-16-be").join([b"\xfe\xff", b""])):
+        done = run("json", input=encoded)
+        assert done.stderr.decode() == (
+            "ndagent-json: <stdin>:1: cannot read: UTF-16 text, not UTF-8: convert it first "
+            "(iconv -f UTF-16 -t UTF-8)\n")
+        assert (done.returncode, done.stdout) == (2, b"")
