@@ -125,12 +125,12 @@ class TextCommand(cli.Command):
 
     def print_action(self, call):
         from ndagent.stream import OUTCOME_SUFFIXES
-        from ndagent.terminal import escape_controls
+        from ndagent.terminal import escape_field
 
         line = call.action
         target = call.target if self.args.verbose else None
         if target is not None:
-            target = ": " + escape_controls(target)
+            target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
         suffix = OUTCOME_SUFFIXES.get(call.completed_status, "")
         if suffix:

@@ -188,15 +188,15 @@ def _duration(started, completed):
 
 
 def _tsv_field(value):
-    """One TSV field: empty for null, escaped so that a value never spans fields or rows
-    (backslash, tab, newline, carriage return as \\\\, \\t, \\n, \\r) and no other control
-    character reaches a terminal raw (as \\x1b, ...: unambiguous, backslashes being
-    doubled first)."""
+    """One TSV field: empty for null, else as ``escape_field`` writes it, so that a value
+    never spans fields or rows (backslash, tab, newline, carriage return as \\\\, \\t, \\n,
+    \\r) and no other control or invisible character reaches a terminal raw (\\x1b,
+    \\u200b, ...)."""
     if value is None:
         return ""
-    from ndagent.terminal import escape_controls
+    from ndagent.terminal import escape_field
 
-    return escape_controls(str(value).replace("\\", "\\\\"))
+    return escape_field(str(value))
 
 
 def main(argv=None):
