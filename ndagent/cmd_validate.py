@@ -111,7 +111,7 @@ def _describe(value):
     if type(value) is bool:
         return "true" if value else "false"
     if type(value) in (int, float):
-        return str(value)
+        return _quote(str(value))
     if type(value) is str:
         return "a string"
     return "an array" if type(value) is list else "an object"
@@ -127,20 +127,21 @@ def _shape(data):
         return (("type", 'the event has no "type"' if kind is None else
                  f'"type" must be a string, not {_describe(kind)}'),), (), None
     if kind not in KNOWN_TYPES:
-        return (("unknown-type", f'unknown event type "{kind}"'),), (), None
+        return (("unknown-type", f'unknown event type "{_quote(kind)}"'),), (), None
     subtype = data.get("subtype") if kind in _SUBTYPED else None
     schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
     if schema is None:
         if kind == "tool_call":
             problem = ("fields", '"subtype" of a tool_call must be "started" or "completed"')
         elif type(subtype) is str:
-            problem = ("unknown-type", f'unknown subtype of a "{kind}" event: "{subtype}"')
+            problem = ("unknown-type",
+                       f'unknown subtype of a "{kind}" event: "{_quote(subtype)}"')
         else:
             problem = ("unknown-type", f'a "{kind}" event with no string subtype')
         return (problem,), (), None
     required, known = schema
     problems = [("fields", f'"{name}" is missing') for name in required if name not in data]
-    problems += [("unknown-field", f'unknown field "{name}"') for name in data
+    problems += [("unknown-field", f'unknown field "{_quote(name)}"') for name in data
                  if name not in known]
     typed = tuple((name, known[name]) for name in data if known.get(name) is not None)
     nested = {"user": "message", "assistant": "message", "tool_call": "tool_call"}.get(kind)
@@ -153,11 +154,20 @@ _SHAPES = {}
 _MAX_SHAPES = 4096
 
 
+def _quote(text):
+    """Stream text for a message, bounded and spelt out (``ndagent.terminal.quote``),
+    imported only when a message needs it: most events have none."""
+    from ndagent.terminal import quote
+
+    return quote(text)
+
+
 def _unknown_keys(data, known, where):
-    """'unknown-field' for each key of a nested object that is not documented."""
+    """'unknown-field' for each key of a nested object that is not documented; ``where``
+    is the path to the object (``message.``), the field's path being quoted whole."""
     for name in data:
         if name not in known:
-            yield "unknown-field", f'unknown field "{where}{name}"'
+            yield "unknown-field", f'unknown field "{_quote(where + name)}"'
 
 
 def _message_problems(data, role):
@@ -209,13 +219,13 @@ def _tool_problems(data, completed):
     tool_key = next(key for key, body in calls.items() if body is call.body)
     for name in calls:
         if name != tool_key and name not in _TOOL_SIBLINGS:
-            yield "unknown-field", f'unknown field "tool_call.{name}"'
+            yield "unknown-field", f'unknown field "{_quote("tool_call." + name)}"'
     where = f"tool_call.{tool_key}."
     yield from _unknown_keys(call.body, _TOOL_KEYS.get(tool_key, _TOOL_KEYS_DEFAULT), where)
     if completed:
         outcome = call.outcome
         if outcome not in OUTCOMES:
-            yield "fields", (f'"{where}result" must hold the outcome: '
+            yield "fields", (f'"{_quote(where + "result")}" must hold the outcome: '
                              f'{", ".join(OUTCOMES[:-1])} or {OUTCOMES[-1]}')
         else:
             known = _RESULT_SIBLINGS | {outcome}
@@ -358,7 +368,8 @@ class ValidateCommand(cli.Command):
         elif value != self.session[0]:
             first, line = self.session
             self.report(event, "session",
-                        f'session_id "{value}" differs from the run\'s "{first}" (line {line})')
+                        f'session_id "{_quote(value)}" differs from the run\'s "{_quote(first)}" '
+                        f"(line {line})")
 
     def _track_call(self, event):
         from ndagent.stream import call_id
@@ -370,12 +381,13 @@ class ValidateCommand(cli.Command):
         if subtype == "started":
             if key in self.open_calls:
                 self.report(event, "call-twice",
-                            f'call "{key}" started again: it is open since line '
+                            f'call "{_quote(key)}" started again: it is open since line '
                             f'{self.open_calls[key]}')
             else:
                 self.open_calls.add(key, event.line, event)
         elif subtype == "completed" and self.open_calls.pop(key, None) is None:
-            self.report(event, "call-unstarted", f'call "{key}" completed without being started')
+            self.report(event, "call-unstarted",
+                        f'call "{_quote(key)}" completed without being started')
 
     def end_run(self, run):
         from ndagent.stream import is_failure
@@ -386,7 +398,7 @@ class ValidateCommand(cli.Command):
                         "run ended without a result event: the agent failed or was cut off")
         for key, line in self.open_calls.items():
             self.report(_At(run.source, line), "call-unfinished",
-                        f'call "{key}" was started and never completed')
+                        f'call "{_quote(key)}" was started and never completed')
         self.open_calls.clear()
         self.follows_result = None if result is None else result.line
         if result is None:

@@ -11,6 +11,7 @@ from conftest import on_a_terminal, run, run_of, tool_event
 
 from ndagent.cmd_text import main as text_main
 from ndagent.cmd_tools import main as tools_main
+from ndagent.cmd_validate import main as validate_main
 from ndagent.terminal import QUOTE_LIMIT, escape_controls, escape_field, escape_json, quote
 
 # Every character that shows nothing, or reorders what follows, and how it is spelt.
@@ -97,6 +98,15 @@ def test_tsv_shows_invisible_characters(call, write):
     assert targets == ["cat README\\u200b.md", "cat \\ufeffx\\U000e0001"]
 
 
+def test_validate_text_shows_invisible_characters_and_doubles_backslashes(call, write):
+    lines = run_of(b'{"type":"user","message":{"role":"user","content":[]},"session_id":'
+                   b'"s-1","README\\u200b":1,"a\\\\x1b":2,"a\\u001b":3}')
+    status, out, _ = call(validate_main, "--strict", write(lines))
+    assert status == 1
+    assert re.findall(r'unknown field "(.*)"', out.decode()) == [
+        "README\\u200b", "a\\\\x1b", "a\\x1b"]
+
+
 def test_answer_on_a_terminal_spells_out_tag_characters(write):
     answer = "hidden\U000e0069\U000e0067 \u202e \U0001f468\u200d\U0001f469 ok\n"
     line = orjson.dumps({"type": "assistant", "session_id": "s-1", "message": {
@@ -106,3 +116,29 @@ def test_answer_on_a_terminal_spells_out_tag_characters(write):
     assert run("result", path).stdout == answer.encode()
     assert on_a_terminal("result", path) == shown
     assert on_a_terminal("text", "--final", path) == shown
+
+
+# Item 11: a diagnostic quotes stream text at most QUOTE_LIMIT characters long.
+
+def test_a_huge_session_id_is_quoted_short(write, tmp_path):
+    import subprocess
+
+    from conftest import command
+
+    huge = "S" * 2**20
+    lines = [orjson.dumps({"type": "system", "subtype": "init", "session_id": huge})]
+    lines += [orjson.dumps({"type": "thinking", "subtype": "delta", "session_id": f"s{n}"})
+              for n in range(1000)]
+    path = write(lines)
+    for options in ([], ["--format", "json"]):
+        output = tmp_path / "out"
+        with open(output, "wb") as sink:
+            done = subprocess.run([command("validate"), *options, str(path)], stdout=sink,
+                                  timeout=120)
+        assert done.returncode == 1
+        size = output.stat().st_size
+        assert size < 1002 * 300, f"{size} bytes of diagnostics"
+        found = output.read_bytes().decode().splitlines()
+        messages = [orjson.loads(line).get("message") for line in found] if options else found
+        assert sum(f'from the run\'s "{"S" * QUOTE_LIMIT}..." (line 1)' in str(message)
+                   for message in messages) == 1000
