@@ -177,6 +177,19 @@ class Output:
         self.fd = fd
         self.parts = []
         self.size = 0
+        self.terminal = os.isatty(fd)
+
+    def write_json(self, value):
+        """``value`` as one JSON line; on a terminal, with the characters that would act
+        on it or hide from it written as ``\\u`` escapes (the same JSON value)."""
+        from ndagent.decoder import encode_line
+
+        line = encode_line(value)
+        if self.terminal:
+            from ndagent.terminal import escape_json
+
+            line = escape_json(line)
+        self.write(line)
 
     def write(self, data):
         self.parts.append(data)

@@ -37,10 +37,9 @@ class JsonCommand(cli.Command):
 
     def end_run(self, run):
         if run.result is not None:
-            from ndagent.decoder import encode_line
             from ndagent.stream import json_format
 
-            self.out.write(encode_line(json_format(run.result.data)))
+            self.out.write_json(json_format(run.result.data))
         super().end_run(run)
 
 

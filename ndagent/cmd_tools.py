@@ -162,9 +162,7 @@ class ToolsCommand(cli.Command):
             row = "\t".join(_tsv_field(record[column]) for column in TSV_COLUMNS)
             self.out.write(row.encode("utf-8", "replace") + b"\n")
         else:
-            from ndagent.decoder import encode_line
-
-            self.out.write(encode_line(record))
+            self.out.write_json(record)
 
 
 def _field(name, events):

@@ -436,27 +436,25 @@ class ValidateCommand(cli.Command):
         if self.quiet:
             return
         if self.as_json:
-            self._write_json({"source": where.source, "line": where.line,
-                              "severity": severity, "check": check, "message": message})
+            self.out.write_json({"source": where.source, "line": where.line,
+                                 "severity": severity, "check": check, "message": message})
         else:
             self._write_text(f"{where.source}:{where.line}: {severity}: {message} [{check}]")
 
     def end_input(self, source):
         if self.readable and not self.quiet:
             if self.as_json:
-                self._write_json({"source": source, "events": self.events, "runs": self.runs,
-                                  "errors": self.errors, "warnings": self.warnings})
+                self.out.write_json({"source": source, "events": self.events,
+                                     "runs": self.runs, "errors": self.errors,
+                                     "warnings": self.warnings})
             else:
                 self._write_text(f"{source}: {self.events} events, {self.runs} runs, "
                                  f"{self.errors} errors, {self.warnings} warnings")
         self._new_input()
 
-    def _write_json(self, value):
-        from ndagent.decoder import encode_line
-
-        self.out.write(encode_line(value))
-
     def _write_text(self, line):
+        """One line of text output.  The stream text in it is already quoted
+        (``terminal.quote``); what else it holds, a FILE's name, is spelt out here."""
         from ndagent.terminal import escape_controls
 
         self.out.write(escape_controls(line).encode("utf-8", "replace") + b"\n")

@@ -7,7 +7,7 @@ import re
 
 import orjson
 import pytest
-from conftest import on_a_terminal, run, run_of, tool_event
+from conftest import fixture, on_a_terminal, run, run_of, tool_event
 
 from ndagent.cmd_text import main as text_main
 from ndagent.cmd_tools import main as tools_main
@@ -116,6 +116,41 @@ def test_answer_on_a_terminal_spells_out_tag_characters(write):
     assert run("result", path).stdout == answer.encode()
     assert on_a_terminal("result", path) == shown
     assert on_a_terminal("text", "--final", path) == shown
+
+
+# Item 15: JSON on a terminal has \u escapes for what a terminal would act on or hide;
+# through a pipe, the bytes are orjson's.
+
+def hostile_stream(write):
+    """A run whose tool call and result hold HOSTILE text."""
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": HOSTILE,
+              "session_id": "s-1"}
+    return write([run_of()[0],
+                  tool_event("started", "c\x9b", "shellToolCall", {"command": HOSTILE}),
+                  tool_event("completed", "c\x9b", "shellToolCall", {"command": HOSTILE},
+                             "success", {"stdout": HOSTILE}),
+                  orjson.dumps(result)])
+
+
+@pytest.mark.parametrize("verb", ["json", "tools"])
+def test_json_outputs_escape_what_a_terminal_acts_on_and_pipes_are_unchanged(write, verb):
+    path = hostile_stream(write)
+    piped = run(verb, path).stdout
+    assert HOSTILE.encode() in piped and b"\\u009b" not in piped
+    shown = on_a_terminal(verb, path)
+    assert not HOSTILE_RAW.search(shown) and HOSTILE_ESCAPED in shown
+    assert [orjson.loads(line) for line in shown.splitlines()] == \
+        [orjson.loads(line) for line in piped.splitlines()]
+
+
+def test_validate_json_on_a_terminal_escapes_a_file_name(write):
+    path = write(fixture("vendor-example.ndjson").read_bytes(), name="run\u202e\x9b.ndjson")
+    piped = run("validate", "--format", "json", path).stdout
+    assert orjson.loads(piped)["source"] == str(path)
+    assert "\u202e\x9b".encode() in piped
+    shown = on_a_terminal("validate", "--format", "json", path)
+    assert not HOSTILE_RAW.search(shown) and b"run\\u202e\\u009b.ndjson" in shown
+    assert orjson.loads(shown) == orjson.loads(piped)
 
 
 # Item 11: a diagnostic quotes stream text at most QUOTE_LIMIT characters long.
