@@ -25,8 +25,11 @@ the oldest is printed as pending at once, with a warning.
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
 text -v'), with backslash, tab, newline and carriage return written as \\\\, \\t, \\n
-and \\r, so that every call is exactly one row, and other control characters as \\x1b
-and the like, so that none reaches a terminal raw."""
+and \\r, so that every call is exactly one row, and other control characters and the
+characters that reorder or hide text as \\x1b, \\u202e, \\u200b, \\U000e0001 and the
+like, so that none reaches a terminal raw.
+
+""" + cli.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent tools -s failure

@@ -43,7 +43,14 @@ the CLI adds to them (thinking and interaction_query events, timestamp_ms,
 model_call_id, usage, calls completed without being started, ...). Event types and
 fields unknown even to that are accepted, and reported under --strict only. Blank
 lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
-constant however long the stream: the answer is compared by digest."""
+constant however long the stream: the answer is compared by digest.
+
+A message quotes text from the stream (ids, type, field and tool names) at most 60
+characters long, then '...', with a backslash doubled (\\\\) and control characters
+and the characters that reorder or hide text spelt out (\\x1b, \\u202e, \\u200b,
+\\U000e0001), in both formats.
+
+""" + cli.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
