@@ -36,6 +36,14 @@ When the reader of standard output goes away (as in '| head -1'), the command
 stops quietly, as cat does."""
 
 
+# What the commands that print JSON say in --help about a terminal (ndagent.terminal).
+JSON_ON_A_TERMINAL = """\
+JSON output on a terminal: DEL, the C1 control characters and the characters that
+reorder or hide text (bidirectional controls, zero-width and tag characters) are
+written as \\u escapes (\\u009b, \\udb40\\udc01): the same JSON values, harmless to
+show. Through a pipe or to a file, the bytes are as orjson writes them."""
+
+
 def format_exit_status(statuses=EXIT_STATUSES, note=EXIT_STATUS_NOTE):
     """The "exit status:" part of --help."""
     lines = [f"  {status:<5}" + meaning.replace("\n", "\n       ")
@@ -197,6 +205,19 @@ class Output:
         self.fd = fd
         self.parts = []
         self.size = 0
+        self.terminal = os.isatty(fd)
+
+    def write_json(self, value):
+        """``value`` as one JSON line; on a terminal, with the characters that would act
+        on it or hide from it written as ``\\u`` escapes (the same JSON value)."""
+        from ndagent.decoder import encode_line
+
+        line = encode_line(value)
+        if self.terminal:
+            from ndagent.terminal import escape_json
+
+            line = escape_json(line)
+        self.write(line)
 
     def write(self, data):
         self.parts.append(data)

@@ -14,7 +14,9 @@ line, and is reported on standard error at the line where it began (status 1).
 
 Only lines that may hold a result or init event are decoded: a line that is not a JSON
 object is still noticed when it does not look like one ({...}); 'ndagent validate'
-checks every line in full."""
+checks every line in full.
+
+""" + cli.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'add tests' | tee run.ndjson | ndagent json
@@ -37,10 +39,9 @@ class JsonCommand(cli.Command):
 
     def end_run(self, run):
         if run.result is not None:
-            from ndagent.decoder import encode_line
             from ndagent.stream import json_format
 
-            self.out.write(encode_line(json_format(run.result.data)))
+            self.out.write_json(json_format(run.result.data))
         super().end_run(run)
 
 

@@ -14,7 +14,8 @@ against the result event's own text, with a warning when they differ. A run with
 result event still prints what it rebuilt, then is reported (status 1).
 
 When standard output is a terminal, control characters other than newline and tab are
-spelt out (\\x1b) rather than sent raw."""
+spelt out (\\x1b) rather than sent raw, as are the bidirectional controls and the tag
+characters (\\u202e, \\U000e0001), which reorder or hide text."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'explain main.c' | ndagent result

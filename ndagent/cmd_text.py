@@ -18,9 +18,13 @@ With --final, print instead the final assistant message of each run (its text af
 the last tool call), at the end of the run: what recent CLI versions print for
 --output-format text.
 
-Text from the stream is untrusted: control characters in anything printed are spelt
-out (\\n, \\x1b), so one action is always one line and no escape sequence reaches the
-terminal raw."""
+Text from the stream is untrusted: in a target, control characters and the characters
+that reorder or hide text are spelt out (\\n, \\x1b, \\u202e, \\u200b, \\U000e0001)
+and a backslash is doubled (\\\\), so one action is always one line, no escape sequence
+reaches the terminal raw, and README.md, README\\u200b.md and a literal \\\\x1b all look
+different. The final message keeps its newlines, tabs and zero-width joiners (emoji and
+some scripts need them); its other control, bidirectional and tag characters are
+spelt out."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson | ndagent text
@@ -125,12 +129,12 @@ class TextCommand(cli.Command):
 
     def print_action(self, call):
         from ndagent.stream import OUTCOME_SUFFIXES
-        from ndagent.terminal import escape_controls
+        from ndagent.terminal import escape_field
 
         line = call.action
         target = call.target if self.args.verbose else None
         if target is not None:
-            target = ": " + escape_controls(target)
+            target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
         suffix = OUTCOME_SUFFIXES.get(call.completed_status, "")
         if suffix:

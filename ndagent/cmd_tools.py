@@ -25,8 +25,11 @@ the oldest is printed as pending at once, with a warning.
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
 text -v'), with backslash, tab, newline and carriage return written as \\\\, \\t, \\n
-and \\r, so that every call is exactly one row, and other control characters as \\x1b
-and the like, so that none reaches a terminal raw."""
+and \\r, so that every call is exactly one row, and other control characters and the
+characters that reorder or hide text as \\x1b, \\u202e, \\u200b, \\U000e0001 and the
+like, so that none reaches a terminal raw.
+
+""" + cli.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent tools -s failure
@@ -162,9 +165,7 @@ class ToolsCommand(cli.Command):
             row = "\t".join(_tsv_field(record[column]) for column in TSV_COLUMNS)
             self.out.write(row.encode("utf-8", "replace") + b"\n")
         else:
-            from ndagent.decoder import encode_line
-
-            self.out.write(encode_line(record))
+            self.out.write_json(record)
 
 
 def _field(name, events):
@@ -188,15 +189,15 @@ def _duration(started, completed):
 
 
 def _tsv_field(value):
-    """One TSV field: empty for null, escaped so that a value never spans fields or rows
-    (backslash, tab, newline, carriage return as \\\\, \\t, \\n, \\r) and no other control
-    character reaches a terminal raw (as \\x1b, ...: unambiguous, backslashes being
-    doubled first)."""
+    """One TSV field: empty for null, else as ``escape_field`` writes it, so that a value
+    never spans fields or rows (backslash, tab, newline, carriage return as \\\\, \\t, \\n,
+    \\r) and no other control or invisible character reaches a terminal raw (\\x1b,
+    \\u200b, ...)."""
     if value is None:
         return ""
-    from ndagent.terminal import escape_controls
+    from ndagent.terminal import escape_field
 
-    return escape_controls(str(value).replace("\\", "\\\\"))
+    return escape_field(str(value))
 
 
 def main(argv=None):

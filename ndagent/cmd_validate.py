@@ -2,7 +2,6 @@
 
 from ndagent import cli
 from ndagent.decoder import RawNumber
-from ndagent.terminal import quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
 
@@ -45,7 +44,14 @@ the CLI adds to them (thinking and interaction_query events, timestamp_ms,
 model_call_id, usage, calls completed without being started, ...). Event types and
 fields unknown even to that are accepted, and reported under --strict only. Blank
 lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
-constant however long the stream: the answer is compared by digest."""
+constant however long the stream: the answer is compared by digest.
+
+A message quotes text from the stream (ids, type, field and tool names) at most 60
+characters long, then '...', with a backslash doubled (\\\\) and control characters
+and the characters that reorder or hide text spelt out (\\x1b, \\u202e, \\u200b,
+\\U000e0001), in both formats.
+
+""" + cli.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
@@ -113,9 +119,9 @@ def _describe(value):
     if type(value) is bool:
         return "true" if value else "false"
     if type(value) in (int, float):
-        return str(value)
+        return _quote(str(value))
     if type(value) is RawNumber:
-        return quote(value.text)
+        return _quote(value.text)
     if type(value) is str:
         return "a string"
     return "an array" if type(value) is list else "an object"
@@ -131,20 +137,21 @@ def _shape(data):
         return (("type", 'the event has no "type"' if kind is None else
                  f'"type" must be a string, not {_describe(kind)}'),), (), None
     if kind not in KNOWN_TYPES:
-        return (("unknown-type", f'unknown event type "{kind}"'),), (), None
+        return (("unknown-type", f'unknown event type "{_quote(kind)}"'),), (), None
     subtype = data.get("subtype") if kind in _SUBTYPED else None
     schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
     if schema is None:
         if kind == "tool_call":
             problem = ("fields", '"subtype" of a tool_call must be "started" or "completed"')
         elif type(subtype) is str:
-            problem = ("unknown-type", f'unknown subtype of a "{kind}" event: "{subtype}"')
+            problem = ("unknown-type",
+                       f'unknown subtype of a "{kind}" event: "{_quote(subtype)}"')
         else:
             problem = ("unknown-type", f'a "{kind}" event with no string subtype')
         return (problem,), (), None
     required, known = schema
     problems = [("fields", f'"{name}" is missing') for name in required if name not in data]
-    problems += [("unknown-field", f'unknown field "{name}"') for name in data
+    problems += [("unknown-field", f'unknown field "{_quote(name)}"') for name in data
                  if name not in known]
     typed = tuple((name, known[name]) for name in data if known.get(name) is not None)
     nested = {"user": "message", "assistant": "message", "tool_call": "tool_call"}.get(kind)
@@ -157,11 +164,20 @@ _SHAPES = {}
 _MAX_SHAPES = 4096
 
 
+def _quote(text):
+    """Stream text for a message, bounded and spelt out (``ndagent.terminal.quote``),
+    imported only when a message needs it: most events have none."""
+    from ndagent.terminal import quote
+
+    return quote(text)
+
+
 def _unknown_keys(data, known, where):
-    """'unknown-field' for each key of a nested object that is not documented."""
+    """'unknown-field' for each key of a nested object that is not documented; ``where``
+    is the path to the object (``message.``), the field's path being quoted whole."""
     for name in data:
         if name not in known:
-            yield "unknown-field", f'unknown field "{where}{name}"'
+            yield "unknown-field", f'unknown field "{_quote(where + name)}"'
 
 
 def _message_problems(data, role):
@@ -213,13 +229,13 @@ def _tool_problems(data, completed):
     tool_key = next(key for key, body in calls.items() if body is call.body)
     for name in calls:
         if name != tool_key and name not in _TOOL_SIBLINGS:
-            yield "unknown-field", f'unknown field "tool_call.{name}"'
+            yield "unknown-field", f'unknown field "{_quote("tool_call." + name)}"'
     where = f"tool_call.{tool_key}."
     yield from _unknown_keys(call.body, _TOOL_KEYS.get(tool_key, _TOOL_KEYS_DEFAULT), where)
     if completed:
         outcome = call.outcome
         if outcome not in OUTCOMES:
-            yield "fields", (f'"{where}result" must hold the outcome: '
+            yield "fields", (f'"{_quote(where + "result")}" must hold the outcome: '
                              f'{", ".join(OUTCOMES[:-1])} or {OUTCOMES[-1]}')
         else:
             known = _RESULT_SIBLINGS | {outcome}
@@ -244,7 +260,7 @@ def event_problems(data):
     for name, expected in typed:
         value = data[name]
         if type(value) is not expected and not _is_integral(value, expected) or (
-                expected is int and _is_negative(value)):
+                expected is int and type(value) is not RawNumber and value < 0):
             problems = [*problems, ("fields", f'"{name}" must be {_EXPECTED[expected]}, '
                                               f"not {_describe(value)}")]
     if nested == "message" and type(data.get("message")) is dict:
@@ -257,18 +273,12 @@ def event_problems(data):
 def _is_integral(value, expected):
     """Whether ``value`` is a JSON integer though not a Python int: JSON has one kind of
     number, and orjson reads integers beyond 64 bits as floats (``2**70``), or the
-    decoder keeps them as written."""
+    decoder keeps them as written (a RawNumber: only a non-negative one counts)."""
     if expected is not int:
         return False
     if type(value) is float:
         return value.is_integer()
-    return type(value) is RawNumber and not any(char in value.text for char in ".eE")
-
-
-def _is_negative(value):
-    if type(value) is RawNumber:
-        return value.text.startswith("-")
-    return value < 0
+    return type(value) is RawNumber and not any(char in value.text for char in "-.eE")
 
 
 def build_parser():
@@ -373,7 +383,8 @@ class ValidateCommand(cli.Command):
         elif value != self.session[0]:
             first, line = self.session
             self.report(event, "session",
-                        f'session_id "{value}" differs from the run\'s "{first}" (line {line})')
+                        f'session_id "{_quote(value)}" differs from the run\'s "{_quote(first)}" '
+                        f"(line {line})")
 
     def _track_call(self, event):
         from ndagent.stream import call_id
@@ -385,12 +396,13 @@ class ValidateCommand(cli.Command):
         if subtype == "started":
             if key in self.open_calls:
                 self.report(event, "call-twice",
-                            f'call "{key}" started again: it is open since line '
+                            f'call "{_quote(key)}" started again: it is open since line '
                             f'{self.open_calls[key]}')
             else:
                 self.open_calls.add(key, event.line, event)
         elif subtype == "completed" and self.open_calls.pop(key, None) is None:
-            self.report(event, "call-unstarted", f'call "{key}" completed without being started')
+            self.report(event, "call-unstarted",
+                        f'call "{_quote(key)}" completed without being started')
 
     def end_run(self, run):
         from ndagent.stream import is_failure
@@ -401,7 +413,7 @@ class ValidateCommand(cli.Command):
                         "run ended without a result event: the agent failed or was cut off")
         for key, line in self.open_calls.items():
             self.report(_At(run.source, line), "call-unfinished",
-                        f'call "{key}" was started and never completed')
+                        f'call "{_quote(key)}" was started and never completed')
         self.open_calls.clear()
         self.follows_result = None if result is None else result.line
         if result is None:
@@ -439,27 +451,25 @@ class ValidateCommand(cli.Command):
         if self.quiet:
             return
         if self.as_json:
-            self._write_json({"source": where.source, "line": where.line,
-                              "severity": severity, "check": check, "message": message})
+            self.out.write_json({"source": where.source, "line": where.line,
+                                 "severity": severity, "check": check, "message": message})
         else:
             self._write_text(f"{where.source}:{where.line}: {severity}: {message} [{check}]")
 
     def end_input(self, source):
         if self.readable and not self.quiet:
             if self.as_json:
-                self._write_json({"source": source, "events": self.events, "runs": self.runs,
-                                  "errors": self.errors, "warnings": self.warnings})
+                self.out.write_json({"source": source, "events": self.events,
+                                     "runs": self.runs, "errors": self.errors,
+                                     "warnings": self.warnings})
             else:
                 self._write_text(f"{source}: {self.events} events, {self.runs} runs, "
                                  f"{self.errors} errors, {self.warnings} warnings")
         self._new_input()
 
-    def _write_json(self, value):
-        from ndagent.decoder import encode_line
-
-        self.out.write(encode_line(value))
-
     def _write_text(self, line):
+        """One line of text output.  The stream text in it is already quoted
+        (``terminal.quote``); what else it holds, a FILE's name, is spelt out here."""
         from ndagent.terminal import escape_controls
 
         self.out.write(escape_controls(line).encode("utf-8", "replace") + b"\n")

@@ -1,48 +1,120 @@
-"""Keeping stream text from driving the terminal.
+"""Keeping stream text from driving or deceiving the terminal.
 
 Stream data is untrusted: a file name or a shell command in it can hold escape
-sequences.  Whatever ndagent prints for people goes through ``escape_controls``, which
-spells out every C0 and C1 control character and DEL (``\\n``, ``\\x1b``, ``\\x9b``) and
-the invisible characters that reorder text (``\\u202e``), so one record stays one line
-and what is shown is what the stream holds.
+sequences, characters that reorder text (``\\u202e``) and characters that show nothing
+(``README\\u200b.md`` looks like ``README.md``).  Whatever ndagent prints for people goes
+through ``escape_controls``, which spells these out as Python writes them: ``\\n``,
+``\\r``, ``\\t``, then ``\\xhh`` below U+0100, ``\\uhhhh``, and ``\\Uhhhhhhhh`` beyond
+U+FFFF.  Spelt out are:
+
+- every C0 and C1 control character and DEL (``\\x1b``, ``\\x9b``, ``\\x7f``);
+- the bidirectional controls (as in "Trojan Source"), the line and paragraph separators,
+  the deprecated format characters U+206A-206F, the interlinear annotation characters
+  U+FFF9-FFFB and the tag characters U+E0000-E007F (``\\U000e0001``: invisible text);
+- in one-line records (paths, commands, names, messages) but not in prose (an answer,
+  where emoji and some scripts need them), the zero-width characters: U+00AD, U+180E,
+  U+200B-200D, U+2060-2065 and U+FEFF.
+
+``escape_field`` doubles backslashes first, so that a literal ``\\x1b`` (four characters)
+and a real ESC differ; ``quote`` also cuts stream text in a message to ``QUOTE_LIMIT``
+characters; ``escape_json`` writes the same characters as ``\\u`` escapes in JSON bound
+for a terminal.
 """
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
+_CONTROLS = (*range(0x20), *range(0x7F, 0xA0))
 
-# Invisible characters that reorder or break what a terminal shows: the bidirectional
-# controls (as in "Trojan Source") and the line and paragraph separators.
-_INVISIBLE = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
-              0x2028, 0x2029)
+# Invisible characters that reorder, hide or break what a terminal shows: the
+# bidirectional controls, the line and paragraph separators, the deprecated format
+# characters, the interlinear annotation characters and the tag characters.
+_INVISIBLE = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x2070),
+              0x2028, 0x2029, *range(0xFFF9, 0xFFFC), *range(0xE0000, 0xE0080))
 
-
-def _escape_table(keep):
-    table = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
-    table.update({code: f"\\u{code:04x}" for code in _INVISIBLE})
-    table.update({ord(char): text for char, text in _NAMED.items()})
-    for char in keep:
-        table.pop(ord(char), None)
-    return table
+# Invisible characters that text needs (joiners in emoji and Indic scripts, the soft
+# hyphen, the word joiner, the byte order mark as a zero-width no-break space): spelt out
+# in one-line records, left alone in prose.
+_ZERO_WIDTH = (0x00AD, 0x180E, *range(0x200B, 0x200E), *range(0x2060, 0x2066), 0xFEFF)
 
 
-_ALL = _escape_table("")
-_KEEP_LINES = _escape_table("\n\t")
+def _spelling(code):
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+_ALL = {code: _spelling(code) for code in (*_CONTROLS, *_INVISIBLE, *_ZERO_WIDTH)}
+_ALL.update({ord(char): text for char, text in _NAMED.items()})
+_KEEP_LINES = dict(_ALL)
+for _code in (ord("\n"), ord("\t"), *_ZERO_WIDTH):
+    del _KEEP_LINES[_code]
 
 
 def escape_controls(text, keep_lines=False):
-    """``text`` with control characters spelt out; ``keep_lines`` leaves ``\\n`` and
-    ``\\t`` alone, for prose (an answer) rather than one-line records."""
+    """``text`` with control and invisible characters spelt out; ``keep_lines`` is for
+    prose (an answer) rather than one-line records: it leaves ``\\n``, ``\\t`` and the
+    zero-width characters alone."""
     return text.translate(_KEEP_LINES if keep_lines else _ALL)
 
 
+def escape_field(text):
+    """A path, command, name or other stream text for one line: backslashes doubled,
+    then ``escape_controls``, so that what is shown tells apart every string (a literal
+    ``\\x1b`` is shown ``\\\\x1b``)."""
+    return escape_controls(text.replace("\\", "\\\\"))
+
+
 # The most characters of stream data a message or diagnostic quotes: a hostile stream
-# must not make one line of stderr as long as the stream (a 1 MB session_id).
+# must not make one line of output as long as the stream (a 1 MB session_id).  Spelt
+# out, a quote is at most 10 times as long (``\\U000e0001``), plus the ``...``.
 QUOTE_LIMIT = 60
 
 
 def quote(text, limit=QUOTE_LIMIT):
-    """Stream text for a message: at most ``limit`` characters, then ``...``, with
-    control and invisible characters spelt out."""
+    """Stream text for a message: at most ``limit`` characters, then ``...``, written
+    as ``escape_field`` writes it."""
     if len(text) > limit:
         text = text[:limit] + "..."
-    return escape_controls(text)
+    return escape_field(text)
+
+
+# (pattern, replacements) for escape_json, made on first use: only JSON written to a
+# terminal needs them.
+_json_escapes = None
+
+
+def escape_json(data):
+    """Encoded JSON (UTF-8) with DEL and the characters ``escape_controls`` spells out
+    beyond ASCII written as ``\\u`` escapes (a surrogate pair beyond U+FFFF): the same
+    JSON value, harmless on a terminal.  orjson escapes only C0, and these characters
+    can only be in strings."""
+    global _json_escapes
+    if _json_escapes is None:
+        _json_escapes = _json_escape_pattern()
+    pattern, replacements = _json_escapes
+    return pattern.sub(lambda match: replacements[match[0]], data)
+
+
+def _json_escape_pattern():
+    """A bytes pattern of the UTF-8 encodings of the characters ``escape_json`` escapes
+    (one alternative per leading bytes, the last byte a set), and each one's escape."""
+    import re
+
+    replacements = {}
+    last_bytes = {}
+    for code in _ALL:
+        if code < 0x7F:
+            continue
+        encoded = chr(code).encode()
+        if code < 0x10000:
+            escape = f"\\u{code:04x}"
+        else:
+            high, low = divmod(code - 0x10000, 0x400)
+            escape = f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+        replacements[encoded] = escape.encode()
+        last_bytes.setdefault(encoded[:-1], []).append(encoded[-1])
+    alternatives = [
+        "".join(f"\\x{byte:02x}" for byte in lead)
+        + "[" + "".join(f"\\x{byte:02x}" for byte in sorted(lasts)) + "]"
+        for lead, lasts in last_bytes.items()]
+    return re.compile("|".join(alternatives).encode()), replacements

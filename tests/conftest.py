@@ -31,6 +31,30 @@ def run(verb, *args, input=b"", **kwargs):
                           capture_output=True, timeout=60, **kwargs)
 
 
+def on_a_terminal(verb, *args, env=None, status=0):
+    """Standard output of ``ndagent-VERB ARGS`` run with a terminal (a pty) as standard
+    output, which must end with ``status``; newlines as the program wrote them."""
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([command(verb), *map(str, args)], stdout=follower,
+                               stderr=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    seen = b""
+    try:
+        while True:
+            chunk = os.read(leader, 65536)
+            if not chunk:
+                break
+            seen += chunk
+    except OSError:  # EIO: the command has exited, and the terminal with it
+        pass
+    finally:
+        os.close(leader)
+    assert process.wait(timeout=20) == status
+    return seen.replace(b"\r\n", b"\n")
+
+
 def corpus_files():
     if not CORPUS.is_dir():
         return []

@@ -4,7 +4,7 @@ import subprocess
 
 import orjson
 import pytest
-from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run
+from conftest import command, corpus_files, fixture, lines_of, needs_corpus, on_a_terminal, run
 
 from ndagent.cmd_result import main
 
@@ -66,32 +66,12 @@ def test_two_runs_are_two_answers(call, write):
 
 
 def test_control_characters_are_spelt_out_on_a_terminal_only(write):
-    import os
-    import pty
-    import subprocess
-
-    from conftest import command
-
     line = orjson.dumps({"type": "assistant", "message": {"content": [
         {"type": "text", "text": "red \x1b[31mtext\x1b[0m\tand\nmore"}]}})
     path = write([line])
     piped = run("result", path)
     assert piped.stdout == b"red \x1b[31mtext\x1b[0m\tand\nmore\n"
-    leader, follower = pty.openpty()
-    process = subprocess.Popen([command("result"), str(path)], stdout=follower,
-                               stderr=subprocess.DEVNULL)
-    os.close(follower)
-    process.wait(timeout=30)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
+    shown = on_a_terminal("result", path, status=1)
     assert b"\x1b" not in shown
     assert b"red \\x1b[31mtext\\x1b[0m\tand" in shown
 

@@ -620,3 +620,51 @@ def test_utf16_input_gets_one_message():
             "ndagent-json: <stdin>:1: cannot read: UTF-16 text, not UTF-8: convert it first "
             "(iconv -f UTF-16 -t UTF-8)\n")
         assert (done.returncode, done.stdout) == (2, b"")
+
+
+# Bounded messages: however long the stream's strings, no message or diagnostic line is
+# longer than this (two quotes of at most QUOTE_LIMIT characters, each spelt out in at
+# most 10 as \U000e0001 and escaped once more in JSON, with the rest of the message).
+LINE_BOUND = 2048
+
+LONG_TEXT = st.builds(lambda piece, times: piece * times,
+                      st.one_of(st.text(st.characters(codec="utf-8"), min_size=1, max_size=5),
+                                st.sampled_from(["\\", "\U000e0001", "\u202e", "\x1b[2J"])),
+                      st.integers(1, 1000))
+
+
+@st.composite
+def streams_quoting_long_text(draw):
+    """A run with long text in every place a diagnostic names: session and call ids,
+    type, subtype, field and tool names, a number."""
+    text = [draw(LONG_TEXT) for _ in range(11)]
+    session = text[0]
+    tool = {text[7] + "ToolCall": {"args": {}, text[8]: 1}, text[9]: {}}
+    events = [
+        {"type": "system", "subtype": "init", "session_id": session},
+        {"type": "user", "session_id": text[1], text[2]: 1, "message": {
+            "role": "user", text[3]: 1, "content": [{"type": "text", "text": "", text[4]: 1}]}},
+        {"type": text[5], "session_id": session},
+        {"type": "thinking", "subtype": text[6], "session_id": session},
+        {"type": "tool_call", "subtype": "started", "call_id": text[10], "tool_call": tool,
+         "session_id": session},
+        {"type": "tool_call", "subtype": "started", "call_id": text[10], "tool_call": tool,
+         "session_id": session},
+        {"type": "tool_call", "subtype": "completed", "call_id": text[9], "session_id": session,
+         "tool_call": {text[7] + "ToolCall": {"result": {text[8]: {}}}}},
+        {"type": "result", "subtype": "success", "is_error": False, "result": "",
+         "duration_ms": -int("9" * draw(st.integers(1, 4000))), "session_id": session},
+    ]
+    return b"".join(json.dumps(event, ensure_ascii=False).encode() + b"\n" for event in events)
+
+
+@EXAMPLES
+@given(streams_quoting_long_text())
+def test_property_messages_quote_stream_text_short(data):
+    runs = [(verb, []) for verb in CONVERTERS] + [
+        ("validate", []), ("validate", ["--strict"]),
+        ("validate", ["--strict", "--format", "json"])]
+    for verb, argv in runs:
+        status, out, err = in_process(verb, data, *argv)
+        shown = err.splitlines() + (out.splitlines() if verb == "validate" else [])
+        assert max(map(len, shown), default=0) <= LINE_BOUND

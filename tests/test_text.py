@@ -2,11 +2,19 @@
 and terminal safety."""
 
 import os
-import subprocess
 
 import orjson
 import pytest
-from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
+from conftest import (
+    corpus_files,
+    fixture,
+    lines_of,
+    needs_corpus,
+    on_a_terminal,
+    run,
+    run_of,
+    tool_event,
+)
 
 from ndagent.cmd_text import main
 
@@ -181,36 +189,13 @@ def test_colour_is_minimal_and_only_when_asked_or_on_a_terminal(call):
     assert run("text", "-v", shapes).stdout == plain  # auto, on a pipe
 
 
-def on_a_terminal(*args, env=None):
-    """Standard output of ``ndagent-text ARGS`` run with a terminal as standard output."""
-    import pty
-
-    leader, follower = pty.openpty()
-    process = subprocess.Popen([command("text"), *map(str, args)], stdout=follower,
-                               stderr=subprocess.DEVNULL, env=env)
-    os.close(follower)
-    seen = b""
-    try:
-        while True:
-            chunk = os.read(leader, 65536)
-            if not chunk:
-                break
-            seen += chunk
-    except OSError:  # EIO: the command has exited, and the terminal with it
-        pass
-    finally:
-        os.close(leader)
-    assert process.wait(timeout=20) == 0
-    return seen.replace(b"\r\n", b"\n")
-
-
 def test_colour_on_a_terminal_unless_no_color():
     shapes = fixture("shapes.ndjson")
     without = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    assert b"\x1b[31m (failed)\x1b[0m" in on_a_terminal(shapes, env=without)
-    assert b"\x1b" not in on_a_terminal(shapes, env={**without, "NO_COLOR": "1"})
-    assert b"\x1b" not in on_a_terminal("--color=never", shapes, env=without)
-    assert b"\x1b[31m" in on_a_terminal("--color=always", shapes,
+    assert b"\x1b[31m (failed)\x1b[0m" in on_a_terminal("text", shapes, env=without)
+    assert b"\x1b" not in on_a_terminal("text", shapes, env={**without, "NO_COLOR": "1"})
+    assert b"\x1b" not in on_a_terminal("text", "--color=never", shapes, env=without)
+    assert b"\x1b[31m" in on_a_terminal("text", "--color=always", shapes,
                                         env={**without, "NO_COLOR": "1"})
 
 
