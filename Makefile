@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := tests/fixtures/sample.ndjson
 
-.PHONY: all demo test lint install man completions bench fuzz clean
+.PHONY: all demo test golden lint install man completions bench fuzz clean
 
 all: test
 
@@ -38,6 +38,10 @@ demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
 
 test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes
 	$(BIN)/python -m pytest -q
+
+# CASES=AGENT/CASE ... makes only those (tests/golden/regenerate.py says more).
+golden: $(STAMP)  ## tests/golden's expected outputs, from what the commands print now
+	$(BIN)/python tests/golden/regenerate.py $(CASES)
 
 bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run
 	command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq; }
