@@ -8,13 +8,16 @@ DESCRIPTION = """\
 For each run that ends with a result event, print one line: that event's object with
 the keys in the json format's order (type, subtype, is_error, duration_ms,
 duration_api_ms, result, session_id, request_id), then any other keys (such as usage)
-in the stream's order, values unchanged. This is what 'cursor-agent -p --output-format
-json' prints, made from a stream-json capture. A run with no result event prints no
+in the stream's order. Values are the same JSON values; numbers are written in their
+shortest form (1E3 becomes 1000.0, 1.50 becomes 1.5), except a number beyond 64 bits
+or a double, which is written as it stands. This is what 'cursor-agent -p
+--output-format json' prints, made from a stream-json capture. A run with no result event prints no
 line, and is reported on standard error at the line where it began (status 1).
 
-Only lines that may hold a result or init event are decoded: a line that is not a JSON
-object is still noticed when it does not look like one ({...}); 'ndagent validate'
-checks every line in full.
+Only lines that may hold a result or init event are decoded (wherever the type
+stands in the line, however it is spelt): a line that is not a JSON object is still
+noticed when it does not look like one ({...}); 'ndagent validate' checks every line
+in full.
 
 """ + cli.JSON_ON_A_TERMINAL
 

@@ -431,27 +431,31 @@ class Selection:
                             return True
         return False
 
-    def starts(self, text):
-        """The offsets in ``text`` (lines, each after a newline) of the lines to
-        decode, in order."""
+    def starts(self, text, begin, end):
+        """The offsets of the lines to decode among the whole lines of ``text[begin:end]``
+        (``begin`` is 0 or follows a newline), in order."""
         starts = set()
         rfind, find = text.rfind, text.find
+        floor = max(begin - 1, 0)  # rfind from here finds the newline before the first line
         for pattern, values in self.patterns:
-            for match in pattern.finditer(text):
-                start = rfind(b"\n", 0, match.start()) + 1
+            for match in pattern.finditer(text, begin, end):
+                start = rfind(b"\n", floor, match.start()) + 1
                 if start not in starts:
                     rests = values[match.group(1)]
                     if () in rests or self._others_hold(text, start, find(b"\n", start),
                                                         rests):
                         starts.add(start)
-        if b"\\u00" in text:
-            for match in _ESCAPE.finditer(text):
-                starts.add(rfind(b"\n", 0, match.start()) + 1)
-        last = len(text) - 1
-        for match in _SHAPE.finditer(text):
+        first = _ESCAPE.search(text, begin, end)  # rare: one search costs less than finditer
+        if first is not None:
+            for match in _ESCAPE.finditer(text, first.start(), end):
+                starts.add(rfind(b"\n", floor, match.start()) + 1)
+        if text[begin:begin + 1] != b"{":
+            starts.add(begin)
+        last = end - 1
+        for match in _SHAPE.finditer(text, begin, end):
             newline = match.start()
-            if newline and not _ends_object(text, newline):
-                starts.add(rfind(b"\n", 0, newline) + 1)
+            if newline == begin or not _ends_object(text, newline):
+                starts.add(rfind(b"\n", floor, newline) + 1)
             if newline < last and text[newline + 1] != 123:  # "{"
                 starts.add(newline + 1)
         return sorted(starts)
@@ -528,12 +532,16 @@ class _Lines:
         if self.selection is not None and _SHAPE is None:
             _ESCAPE, _SHAPE = _compile_shared()
         self.number = 0
+        self.base = 0  # where in the input the block in hand begins (for _SpanLines)
 
-    def block(self, data):
-        """Items of ``data``, whole lines each ending in a newline."""
+    def block(self, data, begin=0, end=None):
+        """Items of ``data[begin:end]``, whole lines each ending in a newline (offsets,
+        so that a chunk read is not copied)."""
+        if end is None:
+            end = len(data)
         if self.selection is None:
-            return self._all(data)
-        return self._selected(data)
+            return self._all(data[begin:end] if begin or end < len(data) else data)
+        return self._selected(data, begin, end)
 
     def last(self, line):
         """Items of a last line that has no newline: if it does not decode, it was cut."""
@@ -601,27 +609,30 @@ class _Lines:
             append(BadLine(self.source, number, _CUT_INSIDE, line))
         self._add(line[place:], number, append, value)
 
-    def _selected(self, data):
+    def take(self, text, start, end, number, append):
+        """The items of the selected line ``text[start:end]``."""
+        self._add(text[start:end], number, append)
+
+    def _selected(self, text, begin, end):
         """Decode only the lines that may hold a wanted event (``Selection.starts``);
         each stretch of lines passed over becomes one ``Skipped`` item."""
         items = []
         append = items.append
-        source, add = self.source, self._add
+        source, take = self.source, self.take
         number = self.number
-        text = b"\n" + data  # so that the first line, too, follows a newline
         count, find = text.count, text.find
-        position = 1  # where the lines not yet numbered begin
-        for start in self.selection.starts(text):
+        position = begin  # where the lines not yet numbered begin
+        for start in self.selection.starts(text, begin, end):
             if start > position:
                 append(Skipped(source, number + 1))
                 number += count(b"\n", position, start)
-            end = find(b"\n", start)
+            line_end = find(b"\n", start)
             number += 1
-            add(text[start:end], number, append)
-            position = end + 1
-        if position < len(text):
+            take(text, start, line_end, number, append)
+            position = line_end + 1
+        if position < end:
             append(Skipped(source, number + 1))
-            number += count(b"\n", position)
+            number += count(b"\n", position, end)
         self.number = number
         return items
 
@@ -644,12 +655,12 @@ def source_name(name):
 
 
 def _open(name):
-    """A reader for one input: ``(read function, close function)``."""
+    """A reader for one input: ``(read function, the file opened, to close, or None)``."""
     if name == "-":
         return lambda size: os.read(0, size), None
     if isinstance(name, (str, bytes, os.PathLike)):
         handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
-        return handle.read, handle.close
+        return handle.read, handle
     return getattr(name, "read1", None) or name.read, None
 
 
@@ -662,37 +673,238 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
     they come as ``Skipped`` items, and so do decoded events that are not wanted.
     ``every_line``: decode every line all the same (so that no bad line goes unseen),
     handing over only the wanted events.  ``exact``: see ``decode_line``.  A line longer
-    than ``max_line`` bytes is reported as a BadLine and passed over unread."""
+    than ``max_line`` bytes is reported as a BadLine and passed over unread.
+
+    A regular file of ``PARALLEL_FROM`` bytes or more read with a selection is scanned
+    by two processes: a child finds the lines to decode in its second half while this
+    process reads the first (``_second_half``); the items are the same."""
     chunk_size = min(chunk_size, max_line)  # so that no line inside one chunk is too long
     for name in inputs or ("-",):
         source = source_name(name)
         try:
-            read, close = _open(name)
+            read, handle = _open(name)
         except OSError as error:
             yield [Unreadable(source, None, error.strerror or str(error))]
             continue
+        half = None
         try:
             lines = _Lines(source, want, exact, every_line)
-            yield from _read_batches(source, read, lines, chunk_size, max_line)
+            if lines.selection is not None and handle is not None:
+                half = _SecondHalf.start(handle.fileno(), lines, chunk_size, max_line)
+            if half is None:
+                yield from _read_batches(source, read, lines, chunk_size, max_line)
+            else:
+                yield from _read_batches(source, half.first_reader(), lines, chunk_size,
+                                         max_line)
+                yield from half.items()
         finally:
-            if close is not None:
-                close()
+            if half is not None:
+                half.end_child()
+            if handle is not None:
+                handle.close()
+
+
+# A regular file this large is scanned by two processes (see ``_SecondHalf``).
+PARALLEL_FROM = 16 << 20
+
+
+class _SecondHalf:
+    """The second half of a large regular file, scanned by a forked child.
+
+    The scan (which lines may hold a wanted event, and counting lines) is most of the
+    work of a command with a selection.  The child runs the same ``_read_batches`` over
+    the half that starts after the first newline past the middle, recording where the
+    lines to decode are instead of decoding them, and sends that record to this
+    process, which reads the first half meanwhile and then decodes the lines the
+    record names: the items, and so the output, are the same as from one process.  On
+    any failure of the child, this process reads the second half itself."""
+
+    def __init__(self, fd, middle, size, lines, chunk_size, max_line):
+        self.fd, self.middle, self.size = fd, middle, size
+        self.lines, self.chunk_size, self.max_line = lines, chunk_size, max_line
+        self.pid = self.pipe = None
+
+    @classmethod
+    def start(cls, fd, lines, chunk_size, max_line):
+        """The second half under way in a child, or None where one process is best."""
+        import stat
+
+        if not hasattr(os, "fork"):
+            return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size < PARALLEL_FROM:
+            return None
+        window = os.pread(fd, 1 << 20, info.st_size // 2)
+        newline = window.find(b"\n")
+        if newline < 0 or info.st_size // 2 + newline + 1 >= info.st_size:
+            return None
+        half = cls(fd, info.st_size // 2 + newline + 1, info.st_size, lines, chunk_size,
+                   max_line)
+        half._fork()
+        return half
+
+    def first_reader(self):
+        return _range_reader(self.fd, 0, self.middle)
+
+    def _fork(self):
+        import signal
+
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid:
+            os.close(write_end)
+            self.pid, self.pipe = pid, read_end
+            return
+        try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            os.close(read_end)
+            from marshal import dumps
+
+            record = dumps(self._scan())
+            while record:
+                record = record[os.write(write_end, record):]
+            os._exit(0)
+        except BaseException:  # noqa: BLE001 - the parent reads the half itself
+            os._exit(1)
+
+    def _scan(self):
+        """The record of the second half: one tuple per item (the lines to decode as
+        offsets), and the number of lines."""
+        spans = _SpanLines(self.lines)
+        record = []
+        for batch in _read_batches(spans.source, _range_reader(self.fd, self.middle, self.size),
+                                   spans, self.chunk_size, self.max_line, at_start=False,
+                                   offset=self.middle):
+            for item in batch:
+                kind = item.__class__
+                if kind is tuple:
+                    record.append(item)
+                elif kind is Skipped:
+                    record.append(("s", item.line))
+                elif kind is BadLine:
+                    record.append(("b", item.line, item.reason, item.start))
+                else:
+                    record.append(("u", item.line, item.reason))
+        return record, spans.number
+
+    def items(self):
+        """The second half's items, in batches: from the child's record, or read here."""
+        try:
+            record = self._receive()
+        finally:
+            self.end_child()
+        lines = self.lines
+        if record is None:
+            yield from _read_batches(lines.source, _range_reader(self.fd, self.middle,
+                                                                 self.size),
+                                     lines, self.chunk_size, self.max_line, at_start=False)
+            return
+        entries, count = record
+        base, source, fd = lines.number, lines.source, self.fd
+        for at in range(0, len(entries), 4096):
+            batch = []
+            append = batch.append
+            for entry in entries[at:at + 4096]:
+                kind = entry[0]
+                if kind == "d" or kind == "l":
+                    _, offset, length, number = entry
+                    lines._add(os.pread(fd, length, offset), base + number, append,
+                               last=kind == "l")
+                elif kind == "s":
+                    append(Skipped(source, base + entry[1]))
+                elif kind == "b":
+                    append(BadLine(source, base + entry[1], entry[2], entry[3]))
+                else:
+                    append(Unreadable(source, base + entry[1], entry[2]))
+            yield batch
+        lines.number = base + count
+
+    def _receive(self):
+        """The child's record, or None when it failed."""
+        pieces = []
+        while True:
+            piece = os.read(self.pipe, 1 << 20)
+            if not piece:
+                break
+            pieces.append(piece)
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if status != 0:
+            return None
+        from marshal import loads
+
+        return loads(b"".join(pieces))
+
+    def end_child(self):
+        if self.pid is not None:  # interrupted, or reading failed: the child is not needed
+            import signal
+
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = None
+        if self.pipe is not None:
+            os.close(self.pipe)
+            self.pipe = None
+
+
+class _SpanLines:
+    """A ``_Lines`` that records where each line to decode is instead of decoding it:
+    ``("d", offset, length, number)`` (``"l"`` for a last line without a newline)."""
+
+    def __init__(self, lines):
+        self.source = lines.source
+        self.selection = lines.selection
+        self.number = 0
+        self.base = 0  # the offset in the file of the text of the block in hand
+
+    block = None  # set below: _Lines's, so that both select lines alike
+    _selected = None
+    overlong = None
+
+    def take(self, text, start, end, number, append):
+        append(("d", self.base + start, end - start, number))
+
+    def last(self, line):
+        self.number += 1
+        return [("l", self.base, len(line), self.number)]
+
+
+_SpanLines.block = _Lines.block
+_SpanLines._selected = _Lines._selected
+_SpanLines.overlong = _Lines.overlong
+
+
+def _range_reader(fd, begin, end):
+    """A read function for the bytes of ``fd`` from ``begin`` to ``end``."""
+    position = begin
+
+    def read(size):
+        nonlocal position
+        data = os.pread(fd, min(size, end - position), position) if position < end else b""
+        position += len(data)
+        return data
+
+    return read
 
 
 _UTF16 = "UTF-16 text, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)"
 
 
-def _read_batches(source, read, lines, chunk_size, max_line):
+def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offset=0):
+    """The batches of one input.  ``offset``: where in the file the first byte read is,
+    kept in ``lines.base`` for each block (``_SpanLines``)."""
     pieces = []  # the start of a line not yet ended
     held = 0  # their length
     passing = False  # inside a line longer than max_line, until its newline
-    start = b""  # the first bytes of the input, until there are three
+    start = b"" if at_start else None  # the first bytes of the input, until there are 3
     while True:
         try:
             chunk = read(chunk_size)
         except OSError as error:
             yield [Unreadable(source, lines.number + 1, error.strerror or str(error))]
             return
+        chunk_offset = offset
+        offset += len(chunk)
         if start is not None:  # at the start of the input: a byte order mark?
             if chunk and len(start) + len(chunk) < 3:
                 start += chunk
@@ -704,6 +916,7 @@ def _read_batches(source, read, lines, chunk_size, max_line):
                 return
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
+                chunk_offset = 3
                 if not chunk:
                     continue
         if not chunk:
@@ -713,6 +926,7 @@ def _read_batches(source, read, lines, chunk_size, max_line):
             if newline < 0:
                 continue
             chunk = chunk[newline + 1:]
+            chunk_offset += newline + 1
             passing = False
         end = chunk.rfind(b"\n")
         if end < 0:
@@ -725,26 +939,28 @@ def _read_batches(source, read, lines, chunk_size, max_line):
                 held = 0
             continue
         items = []
-        data = chunk[:end + 1]
-        if pieces:
-            first = chunk.find(b"\n")
-            if held + first > max_line:
+        begin = 0  # where the chunk's lines not yet handled begin
+        if pieces:  # the line begun in earlier chunks ends in this one
+            begin = chunk.find(b"\n") + 1
+            if held + begin - 1 > max_line:
                 items.append(lines.overlong(max_line, pieces[0]))
-                data = data[first + 1:]
             else:
-                pieces.append(data)
-                data = b"".join(pieces)
+                pieces.append(chunk[:begin])
+                lines.base = chunk_offset - held
+                items += lines.block(b"".join(pieces))
             pieces.clear()
             held = 0
         if end + 1 < len(chunk):
             pieces.append(chunk[end + 1:])
             held = len(chunk) - end - 1
-        if data:
-            items += lines.block(data)
+        if begin <= end:
+            lines.base = chunk_offset
+            items += lines.block(chunk, begin, end + 1)
         yield items
     if pieces:
         data = b"".join(pieces)
         if data.strip():
+            lines.base = offset - held
             yield lines.last(data)
 
 

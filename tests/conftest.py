@@ -98,10 +98,11 @@ class InProcess:
     on temporary files, as a subprocess would have them, at a fraction of the cost: for
     property tests and fuzzing, which run thousands of inputs."""
 
+    runs = 0  # command runs of every instance, for 'make fuzz'
+
     def __init__(self):
         self.files = [tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - for its life
                       for _ in range(3)]
-        self.runs = 0
 
     def __call__(self, verb, data, *argv):
         """(status, stdout bytes, stderr bytes) of ``ndagent-VERB ARGV`` on ``data``."""
@@ -120,7 +121,7 @@ class InProcess:
             for fd, copy in enumerate(saved):
                 os.dup2(copy, fd)
                 os.close(copy)
-        self.runs += 1
+        InProcess.runs += 1
         out, err = (self._read(file) for file in self.files[1:])
         return status, out, err
 

@@ -1,11 +1,12 @@
 """The line decoder: framing, bad lines as values, chunk independence, the prefilter."""
 
 import io
+import os
 
 import orjson
 import pytest
 from conftest import fixture, lines_of
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndagent.decoder import (
@@ -241,9 +242,10 @@ def is_wanted(event, want):
     return event.type in wanted or f"{event.type}/{event.data.get('subtype')}" in wanted
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(adversarial_lines(), max_size=25), WANTS)
-def test_the_prefilter_finds_what_full_decoding_finds(lines, want):
+def test_property_the_prefilter_finds_what_full_decoding_finds(lines, want):
     """For every line, the prefilter's verdict is full decoding's: the same wanted
     events, in the same places."""
     data = b"\n".join(lines) + b"\n"

@@ -7,6 +7,8 @@ event pass unseen: an event one command sees and another passes over would let a
 stream hide a shell command from an audit.
 """
 
+import os
+
 import orjson
 import pytest
 from conftest import InProcess, fixture, run
@@ -167,9 +169,14 @@ CONVERTERS = [("json",), ("result",), ("result", "--from-result"), ("text",),
 in_process = InProcess()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Few examples here, many under 'make fuzz' (NDAGENT_EXAMPLES).
+EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+                    suppress_health_check=list(HealthCheck), database=None)
+
+
+@EXAMPLES
 @given(streams())
-def test_every_converter_prints_the_same_with_and_without_the_prefilter(stream):
+def test_property_every_converter_prints_the_same_with_and_without_the_prefilter(stream):
     for verb, *options in CONVERTERS:
         with_prefilter = in_process(verb, stream, *options)
         cli.Command.prefilter = False
@@ -180,3 +187,50 @@ def test_every_converter_prints_the_same_with_and_without_the_prefilter(stream):
         # Output and status; warnings may differ: the prefilter does not read what it
         # passes over, so damage inside such a line goes unreported (README).
         assert with_prefilter[:2] == plain[:2], (verb, *options)
+
+
+# The two-process path: a large regular file's second half scanned by a child.
+
+PARALLEL_CASES = CONVERTERS + [("text", "-v", "--strict")]
+
+
+def outputs(verb, path, options, parallel):
+    """(status, stdout, stderr) of a command on a file, with or without the two-process
+    path (every file counts as large, or none does)."""
+    from ndagent import decoder
+
+    saved = decoder.PARALLEL_FROM
+    decoder.PARALLEL_FROM = 1 if parallel else 1 << 62
+    try:
+        return in_process(verb, b"", *options, path)
+    finally:
+        decoder.PARALLEL_FROM = saved
+
+
+@EXAMPLES
+@given(streams())
+def test_property_two_processes_print_what_one_prints(tmp_path_factory, stream):
+    path = tmp_path_factory.mktemp("two") / "run.ndjson"
+    path.write_bytes(stream)
+    for verb, *options in PARALLEL_CASES:
+        assert outputs(verb, path, options, True) == outputs(verb, path, options, False), (
+            verb, *options)
+
+
+def test_two_processes_print_what_one_prints_on_the_bench_stream(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "bench"))
+    from generate import generate
+
+    path = tmp_path / "bench.ndjson"
+    generate(path, 3, seed=7)
+    # A stream cut off and another appended, a bad line, a line without a newline.
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 3] + b"\nnot json\n" + data[len(data) // 3 + 50:]
+                     + b'{"type":"result"')
+    for verb, *options in PARALLEL_CASES:
+        one = outputs(verb, path, options, False)
+        assert one[1], (verb, *options)
+        assert outputs(verb, path, options, True) == one, (verb, *options)

@@ -24,11 +24,14 @@ def main():
     args = parser.parse_args()
     os.environ["NDAGENT_EXAMPLES"] = str(args.round)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import conftest
+    import test_decoder
+    import test_prefilter
     import test_robustness
 
-    properties = [(name, test) for name, test in vars(test_robustness).items()
-                  if name.startswith("test_property_")]
-    runner = test_robustness.in_process
+    properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder)
+                  for name, test in vars(module).items() if name.startswith("test_property_")]
+    runner = conftest.InProcess
     rounds = -(-args.examples // args.round)
     failed = False
     for name, test in properties:
