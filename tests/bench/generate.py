@@ -1,11 +1,14 @@
-"""A realistic synthetic stream-json stream of a chosen size, the same for a given seed.
+"""A realistic synthetic agent stream of a chosen size, the same for a given seed.
 
 Each run has what real Cursor Agent CLI runs have: init, the prompt, bursts of thinking
 deltas, many short assistant deltas, tool calls (reads with large file contents, shell
 commands with output, edits, searches, some in parallel, some failing), and a result
 with usage.  One run in four is made with --stream-partial-output.
 
-    python tests/bench/generate.py OUT.ndjson --mb 100 --seed 1
+Claude Code, Codex CLI and Gemini CLI streams (--agent) have those agents' shapes:
+messages, reads and commands with large outputs, a result with usage.
+
+    python tests/bench/generate.py OUT.ndjson --mb 100 --seed 1 [--agent claude]
 """
 
 import argparse
@@ -139,13 +142,130 @@ def tool_call(rng, step, k):
     return call_id, {key: {"args": args}}, {key: {"args": args, "result": result}}
 
 
-def generate(path, megabytes, seed=1):
-    """Write runs to ``path`` until it holds at least ``megabytes`` MB."""
+def tool_work(rng):
+    """(kind, arguments, output text) of a call of another agent: reads and commands."""
+    if rng.random() < 0.5:
+        return "read", f"src/{sentence(rng, 1)}.py", code(rng, rng.randint(40, 400))
+    return "shell", rng.choice(["pytest -q", "make test", "git status"]), code(
+        rng, rng.randint(5, 200))
+
+
+def claude_run_lines(rng, number):
+    """One Claude Code run (stream-json --verbose --include-partial-messages): each
+    message as text deltas, then one line per content block, tool results in user
+    lines, a result with modelUsage."""
+    session = f"{rng.getrandbits(32):08x}-0000-4000-8000-{number:012x}"
+    lines = []
+
+    def emit(event):
+        event.update(parent_tool_use_id=None, session_id=session,
+                     uuid=f"{rng.getrandbits(64):016x}")
+        lines.append(dump(event))
+
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 1200,
+             "cache_read_input_tokens": 15000, "output_tokens": 2}
+    lines.append(dump({"type": "system", "subtype": "init", "cwd": "/home/dev/project",
+                       "session_id": session, "tools": ["Bash", "Read"], "mcp_servers": [],
+                       "model": "claude-sonnet-4-5", "permissionMode": "default",
+                       "apiKeySource": "none", "claude_code_version": "2.0.31"}))
+    text = ""
+    for step in range(rng.randint(6, 20)):
+        message = f"msg_{rng.getrandbits(64):016x}{number:06d}{step:03d}"
+        text = " ".join(sentence(rng, rng.randint(1, 4)) for _ in range(rng.randint(5, 40)))
+        emit({"type": "stream_event", "event": {"type": "message_start", "message": {
+            "id": message, "type": "message", "role": "assistant", "content": []}}})
+        for start in range(0, len(text), 12):
+            emit({"type": "stream_event", "event": {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": text[start:start + 12]}}})
+        body = {"model": "claude-sonnet-4-5", "id": message, "type": "message",
+                "role": "assistant", "stop_reason": None, "usage": usage}
+        emit({"type": "assistant", "message": {**body, "content": [
+            {"type": "text", "text": text}]}})
+        if step < 5 or rng.random() < 0.8:
+            kind, target, output = tool_work(rng)
+            call = f"toolu_{rng.getrandbits(64):016x}{step:03d}"
+            name, key = ("Read", "file_path") if kind == "read" else ("Bash", "command")
+            emit({"type": "assistant", "message": {**body, "content": [
+                {"type": "tool_use", "id": call, "name": name, "input": {key: target}}]}})
+            emit({"type": "user", "message": {"role": "user", "content": [
+                {"tool_use_id": call, "type": "tool_result", "content": output,
+                 "is_error": rng.random() < 0.1}]}})
+    lines.append(dump({"type": "result", "subtype": "success", "is_error": False,
+                       "duration_ms": rng.randint(1000, 90000), "duration_api_ms": 900,
+                       "num_turns": 7, "result": text, "session_id": session,
+                       "total_cost_usd": 0.0123, "usage": usage, "modelUsage": {
+                           "claude-sonnet-4-5": {"inputTokens": 8, "outputTokens": 61,
+                                                 "cacheReadInputTokens": 32151,
+                                                 "cacheCreationInputTokens": 2029,
+                                                 "costUSD": 0.0123}},
+                       "permission_denials": []}))
+    return lines
+
+
+def codex_run_lines(rng, number):
+    """One Codex CLI turn (codex exec --json): reasoning, commands started and completed,
+    interim and final agent messages, usage."""
+    lines = [dump({"type": "thread.started", "thread_id": f"019b{number:028x}"}),
+             dump({"type": "turn.started"})]
+    item = 0
+    for _ in range(rng.randint(6, 20)):
+        for kind in ("reasoning", "agent_message"):
+            lines.append(dump({"type": "item.completed", "item": {
+                "id": f"item_{item}", "type": kind, "text": sentence(rng, 30)}}))
+            item += 1
+        _, _, output = tool_work(rng)
+        command = {"id": f"item_{item}", "type": "command_execution",
+                   "command": "bash -lc 'cat src/a.py'", "aggregated_output": "",
+                   "exit_code": None, "status": "in_progress"}
+        lines.append(dump({"type": "item.started", "item": command}))
+        lines.append(dump({"type": "item.completed", "item": {
+            **command, "aggregated_output": output, "exit_code": 0, "status": "completed"}}))
+        item += 1
+    lines.append(dump({"type": "turn.completed", "usage": {
+        "input_tokens": 8214, "cached_input_tokens": 6912, "output_tokens": 187}}))
+    return lines
+
+
+def gemini_run_lines(rng, number):
+    """One Gemini CLI run (--output-format stream-json): the prompt, assistant deltas,
+    tool uses and results, a result with stats."""
+    clock = f"2026-05-11T08:{number % 60:02d}:00.000Z"
+    lines = [dump({"type": "init", "timestamp": clock, "session_id": f"{number:032x}",
+                   "model": "auto-gemini-3"}),
+             dump({"type": "message", "timestamp": clock, "role": "user",
+                   "content": sentence(rng, 20)})]
+    for step in range(rng.randint(6, 20)):
+        for _ in range(rng.randint(5, 40)):
+            lines.append(dump({"type": "message", "timestamp": clock, "role": "assistant",
+                               "content": " " + sentence(rng, 3), "delta": True}))
+        kind, target, output = tool_work(rng)
+        name, key = ("read_file", "file_path") if kind == "read" else (
+            "run_shell_command", "command")
+        tool = f"{name}-{step}-{rng.getrandbits(48):012x}"
+        lines.append(dump({"type": "tool_use", "timestamp": clock, "tool_name": name,
+                           "tool_id": tool, "parameters": {key: target}}))
+        lines.append(dump({"type": "tool_result", "timestamp": clock, "tool_id": tool,
+                           "status": "success", "output": output}))
+    lines.append(dump({"type": "result", "timestamp": clock, "status": "success",
+                       "stats": {"total_tokens": 21904, "input_tokens": 21611,
+                                 "output_tokens": 58, "cached": 12288, "input": 9323,
+                                 "duration_ms": 3921, "tool_calls": 6}}))
+    return lines
+
+
+AGENTS = {"cursor": run_lines, "claude": claude_run_lines, "codex": codex_run_lines,
+          "gemini": gemini_run_lines}
+
+
+def generate(path, megabytes, seed=1, agent="cursor"):
+    """Write runs of ``agent`` to ``path`` until it holds at least ``megabytes`` MB."""
     rng = random.Random(seed)
     size, number = 0, 0
+    runs = AGENTS[agent]
     with open(path, "w", encoding="utf-8") as out:
         while size < megabytes * 1_000_000:
-            text = "".join(run_lines(rng, number))
+            text = "".join(runs(rng, number))
             out.write(text)
             size += len(text.encode())
             number += 1
@@ -157,8 +277,9 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--mb", type=float, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--agent", choices=sorted(AGENTS), default="cursor")
     args = parser.parse_args()
-    generate(args.out, args.mb, args.seed)
+    generate(args.out, args.mb, args.seed, args.agent)
 
 
 if __name__ == "__main__":
