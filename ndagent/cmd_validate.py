@@ -1,6 +1,10 @@
 """ndagent validate: check a stream against the format, with compiler-style diagnostics."""
 
+from sys import getsizeof
+
 from ndagent import cli
+from ndagent.stream import MAX_OPEN_CALLS, CallPairer
+from ndagent.terminal import QUOTE_LIMIT, quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
 
@@ -16,6 +20,7 @@ CHECKS = {
     "call-twice": ("error", "a call_id is started again while still open"),
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
+    "call-untracked": ("error", "a call is no longer tracked: too many calls open at once"),
     "result-count": ("error", "a run has a second result event"),
     "after-result": ("error", "an event follows a result without beginning a new run"),
     "no-result": ("error", "a run ends without a result event"),
@@ -29,7 +34,7 @@ CHECKS = {
 # Checks for what clients must ignore: reported under --strict only.
 _STRICT_ONLY = ("unknown-type", "unknown-field")
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Read the stream and report, on standard output, every place where it is not a
 well-formed, complete, successful run: one line per finding, as it is found,
 
@@ -43,7 +48,9 @@ the CLI adds to them (thinking and interaction_query events, timestamp_ms,
 model_call_id, usage, calls completed without being started, ...). Event types and
 fields unknown even to that are accepted, and reported under --strict only. Blank
 lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
-constant however long the stream: the answer is compared by digest."""
+constant however long the stream: the answer is compared by digest, and at most
+{MAX_OPEN_CALLS} calls open at once are tracked, beyond which the oldest is reported
+(call-untracked)."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
@@ -282,12 +289,11 @@ class ValidateCommand(cli.Command):
     per_input = True
 
     def __init__(self, args, prog, out):
-        from ndagent.stream import OpenCalls
-
         super().__init__(args, prog, out)
         self.strict = args.strict
         self.as_json = args.format == "json"
-        self.open_calls = OpenCalls(self.warn)  # call_id → line of its started event
+        # For each open call: the line of its started event, and the start of its call_id.
+        self.open_calls = CallPairer()
         self._new_input()
         self._new_run()
 
@@ -301,7 +307,7 @@ class ValidateCommand(cli.Command):
         from ndagent.stream import Answer
 
         self.answer = Answer()
-        self.open_calls.clear()
+        self.open_calls.close()
         self.session = None  # (session_id, line) of the run's first session_id
         self.session_id = None  # the same session_id alone, for the quick test
         self.first_event = True
@@ -368,14 +374,21 @@ class ValidateCommand(cli.Command):
         if key is None:
             return
         if subtype == "started":
-            if key in self.open_calls:
+            # Enough of the call_id for quote() to show it as it would the whole id.
+            shown = key[:QUOTE_LIMIT + 1]
+            earlier, dropped = self.open_calls.start(key, (event.line, shown),
+                                                     getsizeof(shown))
+            if earlier is not None:
                 self.report(event, "call-twice",
-                            f'call "{key}" started again: it is open since line '
-                            f'{self.open_calls[key]}')
-            else:
-                self.open_calls.add(key, event.line, event)
-        elif subtype == "completed" and self.open_calls.pop(key, None) is None:
-            self.report(event, "call-unstarted", f'call "{key}" completed without being started')
+                            f'call "{quote(key)}" started again: it is open since line '
+                            f"{earlier[0]}")
+            for line, shown in dropped:
+                self.report(_At(event.source, line), "call-untracked",
+                            f'call "{quote(shown)}" is no longer tracked: '
+                            f"{self.open_calls.overflow}")
+        elif subtype == "completed" and self.open_calls.complete(key) is None:
+            self.report(event, "call-unstarted",
+                        f'call "{quote(key)}" completed without being started')
 
     def end_run(self, run):
         from ndagent.stream import is_failure
@@ -384,10 +397,9 @@ class ValidateCommand(cli.Command):
         if result is None and not self.stray:
             self.report(run, "no-result",
                         "run ended without a result event: the agent failed or was cut off")
-        for key, line in self.open_calls.items():
+        for line, shown in self.open_calls.close():
             self.report(_At(run.source, line), "call-unfinished",
-                        f'call "{key}" was started and never completed')
-        self.open_calls.clear()
+                        f'call "{quote(shown)}" was started and never completed')
         self.follows_result = None if result is None else result.line
         if result is None:
             return
