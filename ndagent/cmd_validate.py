@@ -3,7 +3,7 @@
 from sys import getsizeof
 
 from ndagent import cli
-from ndagent.stream import MAX_OPEN_CALLS, CallPairer
+from ndagent.stream import MAX_OPEN_CALLS, CallPairer, json_size
 from ndagent.terminal import QUOTE_LIMIT, quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
@@ -155,9 +155,26 @@ def _shape(data):
 
 
 # Shapes seen, (type, subtype, *keys) → _shape(): most events share a few shapes, so
-# each is worked out once.  Bounded, since a hostile stream can make endless shapes.
+# each is worked out once.  Bounded in bytes, since a hostile stream can make endless
+# shapes of long keys: a shape of more than 1/256 of _MAX_SHAPE_BYTES (its keys and
+# messages, by stream.json_size) is not kept, and the cache is emptied when it would pass
+# _MAX_SHAPE_BYTES.  A real stream has a few dozen shapes, of a few hundred bytes each.
 _SHAPES = {}
-_MAX_SHAPES = 4096
+_MAX_SHAPE_BYTES = 4 << 20
+_shapes_size = 0
+
+
+def _remember(key, shape):
+    """Cache ``shape`` under ``key``, within the bound."""
+    global _shapes_size
+    size = json_size([list(key), [message for _, message in shape[0]]])
+    if size > _MAX_SHAPE_BYTES >> 8:
+        return
+    if _shapes_size + size > _MAX_SHAPE_BYTES:
+        _SHAPES.clear()
+        _shapes_size = 0
+    _SHAPES[key] = shape
+    _shapes_size += size
 
 
 def _unknown_keys(data, known, where):
@@ -239,8 +256,7 @@ def event_problems(data):
         shape = _SHAPES.get(key)
         if shape is None:
             shape = _shape(data)
-            if len(_SHAPES) < _MAX_SHAPES:
-                _SHAPES[key] = shape
+            _remember(key, shape)
     else:
         shape = _shape(data)
     problems, typed, nested = shape

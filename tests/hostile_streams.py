@@ -6,6 +6,7 @@ without a file:
                                                          # completed, SIZE-character args
   python tests/hostile_streams.py open-ids COUNT SIZE    # the same, SIZE-character call_ids
   python tests/hostile_streams.py open-wide COUNT SIZE   # SIZE-character args with an emoji
+  python tests/hostile_streams.py shapes MEGABYTES       # events of many long, distinct keys
 """
 
 import sys
@@ -26,10 +27,28 @@ def open_calls(count, size, long_ids=False, wide=False):
                f'"session_id":"s-1"}}\n').encode()
 
 
+def shapes(megabytes):
+    """Assistant events of about 100 KB, each with 100 keys of its own, of 1000
+    characters and an emoji each (so that Python keeps 4 bytes a character)."""
+    filler = "k" * 1000 + "\\ud83d\\ude00"
+    total = 0
+    number = 0
+    while total < megabytes * 1_000_000:
+        keys = ",".join(f'"{number}.{key}{filler}":0' for key in range(100))
+        line = ('{"type":"assistant","message":{"role":"assistant","content":'
+                '[{"type":"text","text":"x"}]},"session_id":"s-1",' + keys + "}\n").encode()
+        total += len(line)
+        number += 1
+        yield line
+
+
 def main(argv):
     kind, *numbers = argv
     numbers = [int(number) for number in numbers]
-    lines = open_calls(*numbers, long_ids=kind == "open-ids", wide=kind == "open-wide")
+    if kind == "shapes":
+        lines = shapes(*numbers)
+    else:
+        lines = open_calls(*numbers, long_ids=kind == "open-ids", wide=kind == "open-wide")
     out = sys.stdout.buffer
     out.write(INIT)
     batch = []

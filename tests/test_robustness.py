@@ -472,6 +472,15 @@ def test_open_calls_with_50_kb_args_or_ids_keep_memory_bounded(stream_args, argv
     assert peak < PEAK_BOUND, f"peak RSS {peak >> 20} MiB"
 
 
+def test_validate_shape_cache_stays_small_on_endless_long_keys():
+    """Issue 10, item 10: 40 MB of events of 100 long keys each, no two alike: the shape
+    cache kept them all (some 300 MB, Python holding the emoji keys at 4 bytes a
+    character)."""
+    status, peak = peak_on(("shapes", 40), [command("validate")])
+    assert status == 1  # the run has no result
+    assert peak < PEAK_BOUND, f"peak RSS {peak >> 20} MiB"
+
+
 # Properties.
 
 # Text with what a terminal would act on: C0, C1, DEL, escape sequences.
