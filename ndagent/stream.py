@@ -236,12 +236,11 @@ class CallPairer:
 
     For each call started and not yet completed it keeps only what the caller gives
     it (a value, and what it costs in bytes, estimated once: ``sys.getsizeof`` of a
-    string, ``json_size`` of a JSON value), and
-    the call_id, or a digest of it when it is longer than ``LONG_CALL_ID``.  When more
-    than ``max_calls`` calls are open, or their bytes pass ``max_bytes``, the oldest are
-    dropped (a call of more than ``max_bytes`` alone, at once) and handed back to the
-    caller, who reports them.  It knows nothing of any agent's events: keys, values
-    and sizes only."""
+    string, ``json_size`` of a JSON value), and the call_id, or a digest of it when it
+    is longer than ``LONG_CALL_ID``.  When more than ``max_calls`` calls are open, or
+    their bytes pass ``max_bytes``, the oldest are dropped (a call of more than
+    ``max_bytes`` alone, at once) and handed back to the caller, who reports them.  It
+    knows nothing of any agent's events: keys, values and sizes only."""
 
     max_calls = MAX_OPEN_CALLS
     max_bytes = MAX_OPEN_BYTES
@@ -256,8 +255,8 @@ class CallPairer:
         return len(self._open)
 
     def start(self, key, value, size):
-        """Keep ``value`` (of about ``size`` bytes) for the call ``key``, which starts.
-        ``(earlier, dropped)``: the value of an open call of the same key, which can no
+        """Keep ``value`` (not None; of about ``size`` bytes) for the call ``key``, which
+        starts.  ``(earlier, dropped)``: the value of an open call of the same key, which can no
         longer complete (or None), and the values dropped to stay within the bounds,
         oldest first (usually none)."""
         if len(key) > LONG_CALL_ID:
@@ -318,7 +317,7 @@ def json_size(value):
     """About how many bytes a decoded JSON value holds in Python, from its JSON, cheaply
     (C does the work) and erring high: the length of the JSON, four times that when it
     is not all ASCII (Python may keep a string at 4 bytes a character), and 80 bytes for
-    each value in an object or array, counted by the commas and colons."""
+    each comma and colon in it (one or two for each value in an object or array)."""
     import ndagent.decoder  # quicker, in a function, than "from ... import"
 
     data = ndagent.decoder.encode_line(value)
