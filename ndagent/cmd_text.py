@@ -1,6 +1,9 @@
 """ndagent text: the documented text output format, one action line per tool call."""
 
+from sys import getsizeof
+
 from ndagent import cli
+from ndagent.stream import OUTCOME_SUFFIXES, CallPairer, call_id, tool_call
 
 SUMMARY = "print one line per tool call, as the text output format does"
 
@@ -78,12 +81,12 @@ class TextCommand(cli.Command):
     want = frozenset({"tool_call/completed"})
 
     def __init__(self, args, prog, out):
-        from ndagent.stream import OpenCalls
-
         super().__init__(args, prog, out)
         self.color = use_color(args.color, out.fd)
-        # verbose: the args of each call started and not yet completed, by call_id.
-        self.open_args = OpenCalls(self.warn)
+        # verbose: the target the args of each call name at its start, until it completes
+        # (a completed event may lack them).
+        self.open_targets = CallPairer()
+        self.said_overflow = False
         # --final: the run's answer, and its text since the last tool call.
         self.answer = None
         self.final_segment = []
@@ -111,8 +114,6 @@ class TextCommand(cli.Command):
                 self.tool_event(event)
 
     def tool_event(self, event):
-        from ndagent.stream import call_id, tool_call
-
         data = event.data
         subtype = data.get("subtype")
         call = tool_call(data)
@@ -122,17 +123,26 @@ class TextCommand(cli.Command):
             return
         key = call_id(data)
         if subtype == "started":
-            if self.args.verbose and key is not None and call.args is not None:
-                self.open_args.add(key, call.args, event)
+            target = call.args_target if self.args.verbose and key is not None else None
+            if target is not None:
+                dropped = self.open_targets.start(key, target, getsizeof(target))[1]
+                if dropped and not self.said_overflow:
+                    self.said_overflow = True
+                    self.warn(event, self.open_targets.overflow
+                              + ": the oldest are no longer tracked")
         elif subtype == "completed":
-            self.print_action(call.with_args(self.open_args.pop(key, None)))
+            self.print_action(call, None if key is None else self.open_targets.complete(key))
 
-    def print_action(self, call):
-        from ndagent.stream import OUTCOME_SUFFIXES
+    def print_action(self, call, started_target):
+        """The line of a completed call; ``started_target``: what its started event's
+        args named, for a call that has no args of its own."""
         from ndagent.terminal import escape_field
 
         line = call.action
-        target = call.target if self.args.verbose else None
+        target = None
+        if self.args.verbose:
+            target = call.target if started_target is None or call.args is not None \
+                else started_target
         if target is not None:
             target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
@@ -142,7 +152,7 @@ class TextCommand(cli.Command):
         self.out.write(line.encode("utf-8", "replace") + b"\n")
 
     def end_run(self, run):
-        self.open_args.clear()
+        self.open_targets.close()
         if self.final_segment:
             from ndagent.terminal import escape_controls
 

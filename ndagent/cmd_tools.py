@@ -1,10 +1,19 @@
 """ndagent tools: one record per tool call, started and completed events paired."""
 
 from ndagent import cli
+from ndagent.stream import (
+    MAX_OPEN_BYTES,
+    MAX_OPEN_CALLS,
+    OUTCOMES,
+    CallPairer,
+    call_id,
+    json_size,
+    tool_call,
+)
 
 SUMMARY = "print one record per tool call, its start and completion paired"
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Pair each tool call's started and completed events (by call_id) and print one NDJSON
 record for it the moment it completes:
 
@@ -19,8 +28,9 @@ the completed one has none (a denied call); result is the object under the outco
 key; duration_ms is the difference of the two events' timestamp_ms, when both have
 one; source and line say where the call started (or completed, when no started event
 was seen). A call that never completes is printed with status pending at the end of
-its run. Only the calls still open are kept in memory: at most 100000, beyond which
-the oldest is printed as pending at once, with a warning.
+its run. Only what the records need of the calls still open is kept in memory, at
+most {MAX_OPEN_CALLS} calls and {MAX_OPEN_BYTES >> 20} MiB (estimated): beyond that the oldest
+are printed as pending at once, with a warning.
 
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
@@ -47,8 +57,6 @@ TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms")
 
 def build_parser():
     from argparse import ArgumentTypeError
-
-    from ndagent.stream import OUTCOMES
 
     statuses = (*OUTCOMES, "unknown", "pending")
 
@@ -90,20 +98,17 @@ class ToolsCommand(cli.Command):
     exact = True
 
     def __init__(self, args, prog, out):
-        from ndagent.stream import OpenCalls
-
         super().__init__(args, prog, out)
         self.kinds = frozenset(args.kind) if args.kind else None
         self.statuses = frozenset(args.status) if args.status else None
-        # The started event of each call not yet completed, by call_id, in start order.
-        self.open = OpenCalls(self.warn)
+        # What the record needs of each call started and not yet completed (_Started).
+        self.open = CallPairer()
+        self.said_overflow = False
         self.tsv = args.format == "tsv"
         if self.tsv and args.header:
             out.write("\t".join(TSV_COLUMNS).encode() + b"\n")
 
     def event(self, event):
-        from ndagent.stream import call_id, tool_call
-
         data = event.data
         subtype = data.get("subtype")
         if subtype != "started" and subtype != "completed":
@@ -117,45 +122,45 @@ class ToolsCommand(cli.Command):
             return
         key = call_id(data)
         if subtype == "completed":
-            self.report(self.open.pop(key, None), event)
+            self.report(None if key is None else self.open.complete(key), event)
         elif key is not None:
+            started = _Started(event, call.kept(), key)
             # A call_id started twice: the first call can no longer be completed.
-            earlier = self.open.pop(key, None)
+            earlier, dropped = self.open.start(key, started, started.size())
             if earlier is not None:
                 self.report(earlier, None)
-            dropped = self.open.add(key, event, event)
-            if dropped is not None:
-                self.report(dropped[1], None)
+            if dropped:
+                if not self.said_overflow:
+                    self.said_overflow = True
+                    self.warn(event, self.open.overflow + ": the oldest are printed as "
+                                                          "pending at once")
+                for started in dropped:
+                    self.report(started, None)
 
     def end_run(self, run):
-        for started in self.open.values():
+        for started in self.open.close():
             self.report(started, None)
-        self.open.clear()
         super().end_run(run)
 
     def report(self, started, completed):
-        """Write the record of a call from its started and completed events (either may
-        be None, not both), unless --status leaves it out."""
-        from ndagent.stream import call_id, tool_call
-
+        """Write the record of a call from its _Started and its completed event (either
+        may be None, not both), unless --status leaves it out."""
         call = tool_call(completed.data) if completed is not None else None
         if started is not None:
-            begun = tool_call(started.data)
-            call = begun if call is None else call.with_args(begun.args)
+            call = started.call if call is None else call.with_args(started.call.args)
         status = "pending" if completed is None else call.completed_status
         if self.statuses is not None and status not in self.statuses:
             return
         first = started or completed
-        events = [event.data for event in (completed, started) if event is not None]
         record = {
-            "call_id": call_id(first.data),
+            "call_id": started.call_id if started is not None else call_id(completed.data),
             "kind": call.kind,
             "name": call.name,
             "status": status,
             "args": call.args,
             "result": call.result,
-            "session_id": _field("session_id", events),
-            "model_call_id": _field("model_call_id", events),
+            "session_id": _field("session_id", completed, started),
+            "model_call_id": _field("model_call_id", completed, started),
             "duration_ms": _duration(started, completed),
             "source": first.source,
             "line": first.line,
@@ -168,20 +173,42 @@ class ToolsCommand(cli.Command):
             self.out.write_json(record)
 
 
-def _field(name, events):
-    """The first value of ``name`` among the events' data, or None."""
-    for data in events:
-        value = data.get(name)
-        if value is not None:
-            return value
-    return None
+class _Started:
+    """What a call's record takes from its started event, kept until the call completes:
+    not the event, which may hold much more."""
+
+    __slots__ = ("call", "call_id", "session_id", "model_call_id", "timestamp_ms", "source",
+                 "line")
+
+    def __init__(self, event, call, key):
+        data = event.data
+        self.call = call
+        self.call_id = key
+        self.session_id = data.get("session_id")
+        self.model_call_id = data.get("model_call_id")
+        self.timestamp_ms = data.get("timestamp_ms")
+        self.source = event.source
+        self.line = event.line
+
+    def size(self):
+        """About how many bytes this holds (stream.json_size)."""
+        return json_size([self.call.body, self.call_id, self.session_id, self.model_call_id,
+                          self.timestamp_ms])
+
+
+def _field(name, completed, started):
+    """The completed event's value of ``name``, else the started event's, or None."""
+    value = completed.data.get(name) if completed is not None else None
+    if value is None and started is not None:
+        value = getattr(started, name)
+    return value
 
 
 def _duration(started, completed):
     """Milliseconds between the two events' timestamp_ms, or None without both."""
     if started is None or completed is None:
         return None
-    begin = started.data.get("timestamp_ms")
+    begin = started.timestamp_ms
     end = completed.data.get("timestamp_ms")
     if type(begin) is int and type(end) is int:
         return end - begin

@@ -1,7 +1,11 @@
 """ndagent validate: check a stream against the format, with compiler-style diagnostics."""
 
+from sys import getsizeof
+
 from ndagent import cli
 from ndagent.decoder import RawNumber
+from ndagent.stream import MAX_OPEN_CALLS, CallPairer, json_size
+from ndagent.terminal import QUOTE_LIMIT, quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
 
@@ -17,6 +21,7 @@ CHECKS = {
     "call-twice": ("error", "a call_id is started again while still open"),
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
+    "call-untracked": ("error", "a call is no longer tracked: too many calls open at once"),
     "result-count": ("error", "a run has a second result event"),
     "after-result": ("error", "an event follows a result without beginning a new run"),
     "no-result": ("error", "a run ends without a result event"),
@@ -30,7 +35,7 @@ CHECKS = {
 # Checks for what clients must ignore: reported under --strict only.
 _STRICT_ONLY = ("unknown-type", "unknown-field")
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Read the stream and report, on standard output, every place where it is not a
 well-formed, complete, successful run: one line per finding, as it is found,
 
@@ -44,12 +49,14 @@ the CLI adds to them (thinking and interaction_query events, timestamp_ms,
 model_call_id, usage, calls completed without being started, ...). Event types and
 fields unknown even to that are accepted, and reported under --strict only. Blank
 lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
-constant however long the stream: the answer is compared by digest.
+constant however long the stream: the answer is compared by digest, and at most
+{MAX_OPEN_CALLS} calls open at once are tracked, beyond which the oldest is reported
+(call-untracked).
 
-A message quotes text from the stream (ids, type, field and tool names) at most 60
-characters long, then '...', with a backslash doubled (\\\\) and control characters
-and the characters that reorder or hide text spelt out (\\x1b, \\u202e, \\u200b,
-\\U000e0001), in both formats.
+A message quotes text from the stream (ids, type, field and tool names) at most
+{QUOTE_LIMIT} characters long, then '...', with a backslash doubled (\\\\) and control
+characters and the characters that reorder or hide text spelt out (\\x1b, \\u202e,
+\\u200b, \\U000e0001), in both formats.
 
 """ + cli.JSON_ON_A_TERMINAL
 
@@ -119,9 +126,9 @@ def _describe(value):
     if type(value) is bool:
         return "true" if value else "false"
     if type(value) in (int, float):
-        return _quote(str(value))
+        return quote(str(value))
     if type(value) is RawNumber:
-        return _quote(value.text)
+        return quote(value.text)
     if type(value) is str:
         return "a string"
     return "an array" if type(value) is list else "an object"
@@ -137,7 +144,7 @@ def _shape(data):
         return (("type", 'the event has no "type"' if kind is None else
                  f'"type" must be a string, not {_describe(kind)}'),), (), None
     if kind not in KNOWN_TYPES:
-        return (("unknown-type", f'unknown event type "{_quote(kind)}"'),), (), None
+        return (("unknown-type", f'unknown event type "{quote(kind)}"'),), (), None
     subtype = data.get("subtype") if kind in _SUBTYPED else None
     schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
     if schema is None:
@@ -145,13 +152,13 @@ def _shape(data):
             problem = ("fields", '"subtype" of a tool_call must be "started" or "completed"')
         elif type(subtype) is str:
             problem = ("unknown-type",
-                       f'unknown subtype of a "{kind}" event: "{_quote(subtype)}"')
+                       f'unknown subtype of a "{kind}" event: "{quote(subtype)}"')
         else:
             problem = ("unknown-type", f'a "{kind}" event with no string subtype')
         return (problem,), (), None
     required, known = schema
     problems = [("fields", f'"{name}" is missing') for name in required if name not in data]
-    problems += [("unknown-field", f'unknown field "{_quote(name)}"') for name in data
+    problems += [("unknown-field", f'unknown field "{quote(name)}"') for name in data
                  if name not in known]
     typed = tuple((name, known[name]) for name in data if known.get(name) is not None)
     nested = {"user": "message", "assistant": "message", "tool_call": "tool_call"}.get(kind)
@@ -159,17 +166,26 @@ def _shape(data):
 
 
 # Shapes seen, (type, subtype, *keys) → _shape(): most events share a few shapes, so
-# each is worked out once.  Bounded, since a hostile stream can make endless shapes.
+# each is worked out once.  Bounded in bytes, since a hostile stream can make endless
+# shapes of long keys: a shape of more than 1/256 of _MAX_SHAPE_BYTES (its keys and
+# messages, by stream.json_size) is not kept, and the cache is emptied when it would pass
+# _MAX_SHAPE_BYTES.  A real stream has a few dozen shapes, of a few hundred bytes each.
 _SHAPES = {}
-_MAX_SHAPES = 4096
+_MAX_SHAPE_BYTES = 4 << 20
+_shapes_size = 0
 
 
-def _quote(text):
-    """Stream text for a message, bounded and spelt out (``ndagent.terminal.quote``),
-    imported only when a message needs it: most events have none."""
-    from ndagent.terminal import quote
-
-    return quote(text)
+def _remember(key, shape):
+    """Cache ``shape`` under ``key``, within the bound."""
+    global _shapes_size
+    size = json_size([list(key), [message for _, message in shape[0]]])
+    if size > _MAX_SHAPE_BYTES >> 8:
+        return
+    if _shapes_size + size > _MAX_SHAPE_BYTES:
+        _SHAPES.clear()
+        _shapes_size = 0
+    _SHAPES[key] = shape
+    _shapes_size += size
 
 
 def _unknown_keys(data, known, where):
@@ -177,7 +193,7 @@ def _unknown_keys(data, known, where):
     is the path to the object (``message.``), the field's path being quoted whole."""
     for name in data:
         if name not in known:
-            yield "unknown-field", f'unknown field "{_quote(where + name)}"'
+            yield "unknown-field", f'unknown field "{quote(where + name)}"'
 
 
 def _message_problems(data, role):
@@ -229,13 +245,13 @@ def _tool_problems(data, completed):
     tool_key = next(key for key, body in calls.items() if body is call.body)
     for name in calls:
         if name != tool_key and name not in _TOOL_SIBLINGS:
-            yield "unknown-field", f'unknown field "{_quote("tool_call." + name)}"'
+            yield "unknown-field", f'unknown field "{quote("tool_call." + name)}"'
     where = f"tool_call.{tool_key}."
     yield from _unknown_keys(call.body, _TOOL_KEYS.get(tool_key, _TOOL_KEYS_DEFAULT), where)
     if completed:
         outcome = call.outcome
         if outcome not in OUTCOMES:
-            yield "fields", (f'"{_quote(where + "result")}" must hold the outcome: '
+            yield "fields", (f'"{quote(where + "result")}" must hold the outcome: '
                              f'{", ".join(OUTCOMES[:-1])} or {OUTCOMES[-1]}')
         else:
             known = _RESULT_SIBLINGS | {outcome}
@@ -252,8 +268,7 @@ def event_problems(data):
         shape = _SHAPES.get(key)
         if shape is None:
             shape = _shape(data)
-            if len(_SHAPES) < _MAX_SHAPES:
-                _SHAPES[key] = shape
+            _remember(key, shape)
     else:
         shape = _shape(data)
     problems, typed, nested = shape
@@ -307,12 +322,11 @@ class ValidateCommand(cli.Command):
     per_input = True
 
     def __init__(self, args, prog, out):
-        from ndagent.stream import OpenCalls
-
         super().__init__(args, prog, out)
         self.strict = args.strict
         self.as_json = args.format == "json"
-        self.open_calls = OpenCalls(self.warn)  # call_id → line of its started event
+        # For each open call: the line of its started event, and the start of its call_id.
+        self.open_calls = CallPairer()
         self._new_input()
         self._new_run()
 
@@ -326,7 +340,7 @@ class ValidateCommand(cli.Command):
         from ndagent.stream import Answer
 
         self.answer = Answer()
-        self.open_calls.clear()
+        self.open_calls.close()
         self.session = None  # (session_id, line) of the run's first session_id
         self.session_id = None  # the same session_id alone, for the quick test
         self.first_event = True
@@ -383,7 +397,7 @@ class ValidateCommand(cli.Command):
         elif value != self.session[0]:
             first, line = self.session
             self.report(event, "session",
-                        f'session_id "{_quote(value)}" differs from the run\'s "{_quote(first)}" '
+                        f'session_id "{quote(value)}" differs from the run\'s "{quote(first)}" '
                         f"(line {line})")
 
     def _track_call(self, event):
@@ -394,15 +408,21 @@ class ValidateCommand(cli.Command):
         if key is None:
             return
         if subtype == "started":
-            if key in self.open_calls:
+            # Enough of the call_id for quote() to show it as it would the whole id.
+            shown = key[:QUOTE_LIMIT + 1]
+            earlier, dropped = self.open_calls.start(key, (event.line, shown),
+                                                     getsizeof(shown))
+            if earlier is not None:
                 self.report(event, "call-twice",
-                            f'call "{_quote(key)}" started again: it is open since line '
-                            f'{self.open_calls[key]}')
-            else:
-                self.open_calls.add(key, event.line, event)
-        elif subtype == "completed" and self.open_calls.pop(key, None) is None:
+                            f'call "{quote(key)}" started again: it is open since line '
+                            f"{earlier[0]}")
+            for line, shown in dropped:
+                self.report(_At(event.source, line), "call-untracked",
+                            f'call "{quote(shown)}" is no longer tracked: '
+                            f"{self.open_calls.overflow}")
+        elif subtype == "completed" and self.open_calls.complete(key) is None:
             self.report(event, "call-unstarted",
-                        f'call "{_quote(key)}" completed without being started')
+                        f'call "{quote(key)}" completed without being started')
 
     def end_run(self, run):
         from ndagent.stream import is_failure
@@ -411,10 +431,9 @@ class ValidateCommand(cli.Command):
         if result is None and not self.stray:
             self.report(run, "no-result",
                         "run ended without a result event: the agent failed or was cut off")
-        for key, line in self.open_calls.items():
+        for line, shown in self.open_calls.close():
             self.report(_At(run.source, line), "call-unfinished",
-                        f'call "{_quote(key)}" was started and never completed')
-        self.open_calls.clear()
+                        f'call "{quote(shown)}" was started and never completed')
         self.follows_result = None if result is None else result.line
         if result is None:
             return

@@ -7,15 +7,17 @@ See FORMAT.md in the project's specification for the sources of each rule.
 """
 
 from collections import OrderedDict
+from sys import getsizeof
 
 __all__ = [
     "ACTIONS",
     "Answer",
+    "CallPairer",
     "JSON_KEY_ORDER",
     "OUTCOMES",
     "OUTCOME_SUFFIXES",
+    "MAX_OPEN_BYTES",
     "MAX_OPEN_CALLS",
-    "OpenCalls",
     "Run",
     "Runs",
     "ToolCall",
@@ -23,6 +25,7 @@ __all__ = [
     "call_id",
     "is_failure",
     "json_format",
+    "json_size",
     "tool_call",
 ]
 
@@ -147,6 +150,14 @@ class ToolCall:
         return ACTIONS.get(self.kind, "Used tool")
 
     @property
+    def args_target(self):
+        """The target as the args alone name it (None for a function tool, named beside
+        them): what a completed call without args takes from its started one."""
+        if self.kind == "mcp":
+            return self.name
+        return _target_in(self.kind, self.args)
+
+    @property
     def target(self):
         """What the call acts on, for people (`text -v`, the `tools` TSV): the path,
         command, pattern, query or url, the tool name of an mcp or function tool; None
@@ -155,13 +166,15 @@ class ToolCall:
         second."""
         if self.kind in ("mcp", "function"):
             return self.name
-        for place in (self.args, self.result):
-            if type(place) is dict:
-                for key in _TARGET_KEYS.get(self.kind, ()):
-                    value = place.get(key)
-                    if type(value) is str:
-                        return value
-        return None
+        found = _target_in(self.kind, self.args)
+        return found if found is not None else _target_in(self.kind, self.result)
+
+    def kept(self):
+        """This call with only what the properties above read (args, name, result): what
+        a command keeps of a started call until it completes."""
+        body = self.body
+        return ToolCall(self.kind, {key: body[key] for key in (self._args_key, "name", "result")
+                                    if key in body})
 
     def with_args(self, args):
         """This call, given ``args`` (its started event's) when it has none of its own:
@@ -169,6 +182,16 @@ class ToolCall:
         if args is None or self.args is not None:
             return self
         return ToolCall(self.kind, {**self.body, self._args_key: args})
+
+
+def _target_in(kind, place):
+    """The first string under one of ``kind``'s target keys in ``place``, or None."""
+    if type(place) is dict:
+        for key in _TARGET_KEYS.get(kind, ()):
+            value = place.get(key)
+            if type(value) is str:
+                return value
+    return None
 
 
 def tool_call(data):
@@ -198,35 +221,108 @@ def call_id(data):
     return value if type(value) is str else None
 
 
-# The most tool calls a command keeps track of while they are open.
+# The bounds on what a command keeps of the tool calls open at once (CallPairer): a
+# stream may start calls and never complete them, a million, or 20 000 with 50 KB of
+# arguments each.  The count also bounds the fixed cost of each call kept.
 MAX_OPEN_CALLS = 100_000
+MAX_OPEN_BYTES = 32 << 20
+# A call_id longer than this is kept as a 16-byte digest of it (real ones have about 85
+# characters).
+LONG_CALL_ID = 128
 
 
-class OpenCalls(OrderedDict):
-    """The tool calls started and not yet completed, by call_id, in start order.
+class CallPairer:
+    """Pairs the start of each tool call with its end, by call_id, in bounded memory.
 
-    A stream may start calls and never complete them (a million, in a hostile one), so
-    at most ``limit`` are kept: ``add`` drops the oldest beyond that and returns it as
-    ``(call_id, value)``, and calls ``warn(where, message)`` the first time, so that the
-    command says so once."""
+    For each call started and not yet completed it keeps only what the caller gives
+    it (a value, and what it costs in bytes, estimated once: ``sys.getsizeof`` of a
+    string, ``json_size`` of a JSON value), and the call_id, or a digest of it when it
+    is longer than ``LONG_CALL_ID``.  When more than ``max_calls`` calls are open, or
+    their bytes pass ``max_bytes``, the oldest are dropped (a call of more than
+    ``max_bytes`` alone, at once) and handed back to the caller, who reports them.  It
+    knows nothing of any agent's events: keys, values and sizes only."""
 
-    limit = MAX_OPEN_CALLS
+    max_calls = MAX_OPEN_CALLS
+    max_bytes = MAX_OPEN_BYTES
 
-    def __init__(self, warn):
-        super().__init__()
-        self.warn = warn
-        self.full = False
+    def __init__(self):
+        # key → (value, size), in start order; an OrderedDict drops its first item in
+        # constant time, where a dict scans the holes left by the items dropped before.
+        self._open = OrderedDict()
+        self._bytes = 0
 
-    def add(self, key, value, where):
-        """Keep ``value`` for the call ``key``, started at ``where``; what was dropped."""
-        self[key] = value
-        if len(self) <= self.limit:
+    def __len__(self):
+        return len(self._open)
+
+    def start(self, key, value, size):
+        """Keep ``value`` (not None; of about ``size`` bytes) for the call ``key``, which
+        starts.  ``(earlier, dropped)``: the value of an open call of the same key, which can no
+        longer complete (or None), and the values dropped to stay within the bounds,
+        oldest first (usually none)."""
+        if len(key) > LONG_CALL_ID:
+            key = _digest(key)
+        size += getsizeof(key)
+        calls = self._open
+        earlier = calls.pop(key, None)
+        if earlier is not None:
+            self._bytes -= earlier[1]
+            earlier = earlier[0]
+        if size > self.max_bytes:  # alone beyond the bound: the others may stay
+            return earlier, (value,)
+        calls[key] = (value, size)
+        self._bytes += size
+        if len(calls) <= self.max_calls and self._bytes <= self.max_bytes:
+            return earlier, ()
+        dropped = []
+        while len(calls) > self.max_calls or self._bytes > self.max_bytes:
+            kept, kept_size = calls.popitem(last=False)[1]
+            self._bytes -= kept_size
+            dropped.append(kept)
+        return earlier, dropped
+
+    def complete(self, key):
+        """The value of the open call ``key``, which completes; None when it is not open."""
+        if len(key) > LONG_CALL_ID:
+            key = _digest(key)
+        found = self._open.pop(key, None)
+        if found is None:
             return None
-        if not self.full:
-            self.full = True
-            self.warn(where, f"more than {self.limit} tool calls open at once: "
-                             "the oldest are no longer tracked")
-        return self.popitem(last=False)
+        self._bytes -= found[1]
+        return found[0]
+
+    def close(self):
+        """The values of the calls still open, in start order; none is kept after."""
+        values = [value for value, _ in self._open.values()]
+        self._open.clear()
+        self._bytes = 0
+        return values
+
+    @property
+    def overflow(self):
+        """Why calls are dropped, for messages: 'too many tool calls open at once (kept:
+        at most 100000 calls and 32 MiB)'."""
+        size = self.max_bytes
+        size = f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
+        return (f"too many tool calls open at once (kept: at most {self.max_calls} calls "
+                f"and {size})")
+
+
+def _digest(key):
+    from hashlib import blake2b
+
+    return blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def json_size(value):
+    """About how many bytes a decoded JSON value holds in Python, from its JSON, cheaply
+    (C does the work) and erring high: the length of the JSON, four times that when it
+    is not all ASCII (Python may keep a string at 4 bytes a character), and 80 bytes for
+    each comma and colon in it (one or two for each value in an object or array)."""
+    import ndagent.decoder  # quicker, in a function, than "from ... import"
+
+    data = ndagent.decoder.encode_line(value)
+    size = len(data) if data.isascii() else 4 * len(data)
+    return size + 80 * (data.count(b",") + data.count(b":") + 1)
 
 
 def assistant_text(data):

@@ -55,6 +55,22 @@ def on_a_terminal(verb, *args, env=None, status=0):
     return seen.replace(b"\r\n", b"\n")
 
 
+def peak_rss(argv, stdin):
+    """(exit status, peak RSS in bytes) of the command ``argv`` reading the file object
+    ``stdin``, its output thrown away.  It is measured in a fresh Python process whose
+    one child the command is: getrusage(RUSAGE_CHILDREN) there counts the command alone,
+    not this process (a child's ru_maxrss starts from its parent's size at fork)."""
+    script = ("import resource, subprocess, sys\n"
+              "status = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL,\n"
+              "                         stderr=subprocess.DEVNULL)\n"
+              "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+              "print(status, peak if sys.platform == 'darwin' else peak * 1024)\n")
+    out = subprocess.run([sys.executable, "-c", script, *map(str, argv)], stdin=stdin,
+                         stdout=subprocess.PIPE, timeout=120, check=True).stdout
+    status, peak = map(int, out.split())
+    return status, peak
+
+
 def corpus_files():
     if not CORPUS.is_dir():
         return []

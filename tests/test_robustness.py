@@ -13,10 +13,11 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, command, fixture, lines_of, run, tool_event
+from conftest import InProcess, command, fixture, lines_of, peak_rss, run, tool_event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -322,34 +323,93 @@ def test_ctrl_c_while_busy_is_status_130_without_traceback(verb):
     assert b"Traceback" not in err
 
 
-# Open calls: at most stream.MAX_OPEN_CALLS are kept, the oldest dropped, said once.
+# Open calls: at most stream.MAX_OPEN_CALLS and MAX_OPEN_BYTES are kept, the oldest
+# dropped and reported.
 
 def never_completed(count):
     return [tool_event("started", f"c{number}", "readToolCall", {"path": f"p{number}"},
                        session_id=SESSION) for number in range(count)]
 
 
-def test_open_calls_beyond_the_cap_are_dropped_oldest_first_and_said_once(monkeypatch):
-    monkeypatch.setattr(stream.OpenCalls, "limit", 3)
+OVERFLOW = "too many tool calls open at once (kept: at most 3 calls and 32 MiB)"
+
+
+def test_open_calls_beyond_the_cap_are_dropped_oldest_first_and_reported(monkeypatch):
+    monkeypatch.setattr(stream.CallPairer, "max_calls", 3)
     data = b"".join(VENDOR[:1] + never_completed(5) + [
         tool_event("completed", "c4", "readToolCall", None, "success", session_id=SESSION)])
-    warning = ("<stdin>:5: warning: more than 3 tool calls open at once: "
-               "the oldest are no longer tracked\n")
     status, out, err = in_process("tools", data)
     records = [orjson.loads(line) for line in out.splitlines()]
     # The dropped calls are printed as pending at once; the others where they end.
     assert [(r["call_id"], r["status"]) for r in records] == [
         ("c0", "pending"), ("c1", "pending"), ("c4", "success"), ("c2", "pending"),
         ("c3", "pending")]
-    assert err.decode() == "ndagent-tools: " + warning + (
+    assert err.decode() == (
+        f"ndagent-tools: <stdin>:5: warning: {OVERFLOW}: the oldest are printed as "
+        "pending at once\n"
         "ndagent-tools: <stdin>:1: run ended without a result event: "
         "the agent failed or was cut off\n")
     status, out, err = in_process("text", data, "-v")
-    assert out == b"Read file: p4\n" and err.decode().startswith("ndagent-text: " + warning)
+    assert out == b"Read file: p4\n" and err.decode().startswith(
+        f"ndagent-text: <stdin>:5: warning: {OVERFLOW}: the oldest are no longer tracked\n")
     status, out, err = in_process("validate", data)
-    assert err.decode() == "ndagent-validate: " + warning
+    assert (status, err) == (1, b"")
+    assert re.findall(rb":(\d): error: call \"(c\d)\" is no longer tracked: "
+                      + re.escape(OVERFLOW.encode()) + rb" \[call-untracked\]", out) == [
+        (b"2", b"c0"), (b"3", b"c1")]
     unfinished = re.findall(rb'call "(c\d)" was started and never completed', out)
     assert unfinished == [b"c2", b"c3"]
+
+
+def test_a_call_alone_beyond_the_bytes_is_dropped_alone(monkeypatch):
+    monkeypatch.setattr(stream.CallPairer, "max_bytes", 2000)
+    data = b"".join(VENDOR[:1] + never_completed(2) + [
+        tool_event("started", "big", "readToolCall", {"path": "p" * 2000}, session_id=SESSION),
+        tool_event("completed", "c1", "readToolCall", None, "success", session_id=SESSION)])
+    status, out, err = in_process("tools", data)
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert [(r["call_id"], r["status"]) for r in records] == [
+        ("big", "pending"), ("c1", "success"), ("c0", "pending")]
+    assert "(kept: at most 100000 calls and 2000 bytes)" in err.decode()
+
+
+def test_long_call_ids_are_paired_whole():
+    """A call_id beyond stream.LONG_CALL_ID is kept as a digest: two ids alike but for
+    their last character are still two calls, and each finds its completion."""
+    ids = ["x" * 50_000 + "a", "x" * 50_000 + "b"]
+    data = b"".join([VENDOR[0], *(
+        tool_event(subtype, key, "readToolCall", {"path": key[-1]},
+                   "success" if subtype == "completed" else None, session_id=SESSION)
+        for subtype in ("started", "completed") for key in reversed(ids))])
+    status, out, _ = in_process("tools", data)
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert [(r["call_id"], r["status"], r["line"]) for r in records] == [
+        (ids[1], "success", 2), (ids[0], "success", 3)]
+    status, out, _ = in_process("validate", data)
+    assert b"call" not in out
+
+
+def test_validate_reports_an_unfinished_call_dropped_among_too_many_open():
+    """Issue 10, item 4: a call started first and never completed, then 100 000 calls
+    open at once, all completed: the first call is dropped from the store, and was
+    never reported (0 errors, status 0, even under --strict)."""
+    started = b'{"type":"tool_call","subtype":"started","call_id":"c%d",' \
+              b'"tool_call":{"readToolCall":{"args":{}}},"session_id":"%s"}\n'
+    completed = started.replace(b'"started"', b'"completed"').replace(
+        b'{"args":{}}', b'{"args":{},"result":{"success":{}}}')
+    count = stream.MAX_OPEN_CALLS + 1
+    session = SESSION.encode()
+    result = event_line(type="result", subtype="success", is_error=False, duration_ms=1,
+                        result="")
+    data = b"".join([VENDOR[0], *(started % (number, session) for number in range(count)),
+                     *(completed % (number, session) for number in range(1, count)),
+                     result, b"\n"])
+    result = run("validate", "--strict", input=data)
+    assert (result.returncode, result.stderr) == (1, b"")
+    assert result.stdout.decode().splitlines() == [
+        '<stdin>:2: error: call "c0" is no longer tracked: too many tool calls open at once '
+        "(kept: at most 100000 calls and 32 MiB) [call-untracked]",
+        f"<stdin>: {2 * count + 1} events, 1 runs, 1 errors, 0 warnings"]
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
@@ -374,11 +434,58 @@ def test_a_million_calls_never_completed_keep_memory_bounded():
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out) == (1, b"")
     assert err.decode().splitlines() == [
-        f"ndagent-text: <stdin>:{stream.MAX_OPEN_CALLS + 2}: warning: more than "
-        f"{stream.MAX_OPEN_CALLS} tool calls open at once: the oldest are no longer tracked",
+        f"ndagent-text: <stdin>:{stream.MAX_OPEN_CALLS + 2}: warning: too many tool calls "
+        f"open at once (kept: at most {stream.MAX_OPEN_CALLS} calls and 32 MiB): the oldest "
+        "are no longer tracked",
         "ndagent-text: <stdin>:1: run ended without a result event: the agent failed or "
         "was cut off"]
     assert peak_kib < 150 * 1024
+
+
+# Memory bounded in bytes: hostile streams of some 200 MB, made as they are read (by
+# tests/hostile_streams.py, through a pipe), against the peak RSS of the real command.
+# Before the bounds in bytes, each of these kept most of its input.
+
+HOSTILE_STREAMS = Path(__file__).parent / "hostile_streams.py"
+PEAK_BOUND = 100 << 20
+
+
+def peak_on(stream_args, argv):
+    """(status, peak RSS in bytes) of ``argv`` on the hostile stream ``stream_args``."""
+    generator = subprocess.Popen([sys.executable, HOSTILE_STREAMS, *map(str, stream_args)],
+                                 stdout=subprocess.PIPE)
+    try:
+        return peak_rss(argv, generator.stdout)
+    finally:
+        generator.stdout.close()
+        generator.wait(timeout=60)
+
+
+@pytest.mark.parametrize(("stream_args", "argv"), [
+    (("open-args", 4000, 50_000), ("tools",)),
+    (("open-ids", 4000, 50_000), ("tools", "--format", "tsv")),
+    (("open-wide", 2000, 50_000), ("tools",)),
+    (("open-args", 4000, 50_000), ("text", "-v")),
+    (("open-wide", 2000, 50_000), ("text", "-v")),
+    (("open-ids", 4000, 50_000), ("validate",)),
+], ids=["tools-args", "tools-ids", "tools-wide", "text-v-args", "text-v-wide",
+        "validate-ids"])
+def test_open_calls_with_50_kb_args_or_ids_keep_memory_bounded(stream_args, argv):
+    """Issue 10, item 9: 4000 calls of 50 KB (arguments, or call_ids) started and never
+    completed, 200 MB in all, or 2000 whose args Python holds at 200 KB each: what is
+    kept of them stays within MAX_OPEN_BYTES."""
+    status, peak = peak_on(stream_args, [command(argv[0]), *argv[1:]])
+    assert status == 1  # the run has no result
+    assert peak < PEAK_BOUND, f"peak RSS {peak >> 20} MiB"
+
+
+def test_validate_shape_cache_stays_small_on_endless_long_keys():
+    """Issue 10, item 10: 40 MB of events of 100 long keys each, no two alike: the shape
+    cache kept them all (some 300 MB, Python holding the emoji keys at 4 bytes a
+    character)."""
+    status, peak = peak_on(("shapes", 40), [command("validate")])
+    assert status == 1  # the run has no result
+    assert peak < PEAK_BOUND, f"peak RSS {peak >> 20} MiB"
 
 
 # Properties.

@@ -218,7 +218,7 @@ def test_memory_holds_only_the_open_calls(write, tmp_path):
     with open(tmp_path / "out", "wb") as sink:
         command_object = Watched(args, "ndagent-tools", cli.Output(sink.fileno()))
         assert cli.execute(command_object, args.files) == 0
-    assert max(largest) == 2 and command_object.open == {}
+    assert max(largest) == 2 and len(command_object.open) == 0
     assert (tmp_path / "out").read_bytes().count(b"\n") == 400
 
 
