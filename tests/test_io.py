@@ -1,0 +1,96 @@
+"""The commands and their descriptors, through real pipes against the installed commands:
+Ctrl-C from the first import on, inputs that cannot be read or are the output, help and
+version that cannot be written, descriptors left non-blocking, a standard error nobody
+reads, and arguments that hold escape sequences."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import command, fixture
+
+import ndagent
+
+VERBS = ["json", "result", "text", "tools", "validate"]
+VENDOR = fixture("vendor-example.ndjson")
+MISSING = "No such file or directory"
+
+
+# Ctrl-C
+
+
+def interrupt(argv, delay):
+    """Start ``argv`` on a pipe that stays open, send SIGINT ``delay`` seconds after the
+    ndagent package has loaded (Python says when: -X importtime), and return (status,
+    standard error without Python's import times)."""
+    reader, writer = os.pipe()
+    process = subprocess.Popen(argv, stdin=reader, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    os.close(reader)
+    watchdog = threading.Timer(30, process.kill)  # should the command never load
+    watchdog.start()
+    try:
+        for line in process.stderr:
+            if line.rsplit(b"|", 1)[-1].strip() == b"ndagent":
+                break
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate()
+    finally:
+        watchdog.cancel()
+        os.close(writer)
+    lines = [line for line in err.splitlines(True) if not line.startswith(b"import time:")]
+    return process.returncode, b"".join(lines)
+
+
+@pytest.mark.parametrize("argv", [[command(None), "json"], [command("json")],
+                                  [sys.executable, "-m", "ndagent", "json"]],
+                         ids=["ndagent json", "ndagent-json", "python -m ndagent json"])
+def test_ctrl_c_from_the_first_import_on_is_status_130_without_traceback(argv):
+    """Whenever Ctrl-C comes, loading the modules or reading: 24 tries, half of them in
+    the first 10 ms (the imports), the others up to 60 ms (reading the pipe)."""
+    delays = [random.uniform(0, 0.01) for _ in range(12)]
+    delays += [random.uniform(0.01, 0.06) for _ in range(12)]
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda delay: interrupt(argv, delay), delays))
+    assert outcomes == [(130, b"")] * len(delays), [
+        (f"{delay * 1000:.1f} ms", *outcome) for delay, outcome in zip(delays, outcomes)
+        if outcome != (130, b"")]
+
+
+LIBRARY_USER = """
+import signal, sys
+import ndagent.decoder, ndagent.stream
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_a_script_that_imports_ndagent_keeps_its_own_ctrl_c(tmp_path):
+    """Only the commands end at Ctrl-C without a traceback: a script that uses the
+    library, even one named like the commands or run by 'python -m', keeps Python's
+    KeyboardInterrupt."""
+    script = tmp_path / "ndagent-report"
+    script.write_text(LIBRARY_USER)
+    package = tmp_path / "report"
+    package.mkdir()
+    (package / "__init__.py").write_text(LIBRARY_USER)
+    (package / "__main__.py").write_text("")
+    for argv in ([script], ["-c", LIBRARY_USER], ["-m", "report"]):
+        done = subprocess.run([sys.executable, *argv], cwd=tmp_path, capture_output=True,
+                              timeout=30)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"True\n", b"")
+
+
+def test_the_console_scripts_are_known_to_the_package():
+    from importlib.metadata import entry_points
+
+    scripts = {entry.name for entry in entry_points(group="console_scripts")
+               if entry.value.startswith("ndagent.")}
+    assert scripts == ndagent._SCRIPTS
