@@ -187,11 +187,45 @@ class Output:
     def flush(self):
         if not self.parts:
             return
-        data = memoryview(b"".join(self.parts))
+        data = b"".join(self.parts)
         self.parts.clear()
         self.size = 0
-        while data:
-            data = data[os.write(self.fd, data):]
+        write_all(self.fd, data)
+
+
+def write_all(fd, data):
+    """Write all of ``data``.  A parent may have left the descriptor non-blocking (the
+    flag belongs to the open file, shared with whoever else has it): then wait until
+    there is room, rather than take "not now" (EAGAIN) for an error."""
+    data = memoryview(data)
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            import select
+
+            select.select([], [fd], [])
+
+
+def write_message(data):
+    """Bytes on standard error.  A failed write is ignored: a closed standard error (or
+    its reader gone) must not stop the command, whose output and status matter more.
+    While a command runs, SIGPIPE is ignored, so a write to a pipe with no reader fails
+    (EPIPE) instead of killing it."""
+    try:  # noqa: SIM105 - contextlib would cost start-up time
+        write_all(2, data)
+    except OSError:
+        pass
+
+
+def die_of_sigpipe():
+    """The reader of standard output went away: die of SIGPIPE, quietly, as cat does
+    (a shell sees status 141).  Where SIGPIPE is blocked, status 141 all the same."""
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    return 128 + signal.SIGPIPE
 
 
 class Command:
@@ -269,11 +303,7 @@ class Command:
         from ndagent.terminal import escape_controls
 
         self.out.flush()
-        message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
-        try:  # noqa: SIM105 - contextlib would cost start-up time
-            os.write(2, message)
-        except OSError:
-            pass
+        write_message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"))
 
 
 def run_command(build, command_class, argv=None):
@@ -284,8 +314,10 @@ def run_command(build, command_class, argv=None):
     import gc
     import signal
 
-    # Die quietly of SIGPIPE, as cat does, when the reader of stdout goes away.
-    on_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # A write to a pipe with no reader fails (EPIPE) rather than kill: the command dies
+    # of SIGPIPE when it is standard output's reader that went away (die_of_sigpipe),
+    # and goes on when it is standard error's (write_message).
+    on_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     # Decoding makes many short-lived dicts and no cycles: collecting them with the
     # default threshold costs 5-15% of the run for nothing.  (Not gc.freeze(): the
     # objects it holds back are never collected after, in a process that goes on.)
@@ -302,7 +334,7 @@ def run_command(build, command_class, argv=None):
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except BrokenPipeError:
-            return 128 + 13
+            return die_of_sigpipe()
         except OSError as error:
             command.say(f"write error: {error.strerror or error}")
             return EXIT_USAGE

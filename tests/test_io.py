@@ -13,7 +13,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import command, fixture
+from conftest import command, fixture, lines_of, run
+from test_cli import big_stream
 
 import ndagent
 
@@ -94,3 +95,89 @@ def test_the_console_scripts_are_known_to_the_package():
     scripts = {entry.name for entry in entry_points(group="console_scripts")
                if entry.value.startswith("ndagent.")}
     assert scripts == ndagent._SCRIPTS
+
+
+# Descriptors left non-blocking
+
+
+def feed_slowly(writer, data, parts=4):
+    """Write ``data`` in ``parts``, with pauses: the reader meets an empty pipe."""
+    size = -(-len(data) // parts)
+    for start in range(0, len(data), size):
+        time.sleep(0.05)
+        os.write(writer, data[start:start + size])
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_non_blocking_standard_input_is_waited_for(verb):
+    data = VENDOR.read_bytes()
+    reader, writer = os.pipe()
+    os.set_blocking(reader, False)
+    try:
+        process = subprocess.Popen([command(verb)], stdin=reader, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        os.close(reader)
+        feed_slowly(writer, data)
+    finally:
+        os.close(writer)
+    out, err = process.communicate(timeout=30)
+    expected = run(verb, input=data)
+    assert (process.returncode, out, err) == (0, expected.stdout, b"")
+
+
+@pytest.mark.parametrize("verb", ["json", "result"])
+def test_a_non_blocking_standard_output_is_waited_for(verb, tmp_path):
+    path = big_stream(tmp_path / "big.ndjson")
+    expected = run(verb, path).stdout
+    assert len(expected) > 1 << 20
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    try:
+        process = subprocess.Popen([command(verb), path], stdout=writer,
+                                   stderr=subprocess.PIPE)
+    finally:
+        os.close(writer)
+    time.sleep(0.3)  # the pipe fills: the command meets "not now" (EAGAIN)
+    with os.fdopen(reader, "rb") as output:
+        out = output.read()
+    assert (process.wait(timeout=30), out, process.stderr.read()) == (0, expected, b"")
+
+
+# A standard error nobody reads
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_standard_error_with_no_reader_stops_nothing(verb, tmp_path):
+    """'ndagent tools onebad.ndjson 2>&1 >out.ndjson | true' was killed at the first
+    warning, out.ndjson empty."""
+    lines = lines_of("vendor-example.ndjson")
+    onebad = tmp_path / "onebad.ndjson"
+    onebad.write_bytes(b"".join(lines[:3] + [b"oops\n"] + lines[3:]))
+    missing = tmp_path / "nope.ndjson"  # for validate, whose findings go to stdout
+    expected = run(verb, onebad, missing)
+    assert expected.stderr and expected.stdout or verb != "tools"
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        with open(tmp_path / "out", "wb") as out:
+            done = subprocess.run([command(verb), onebad, missing], stdout=out,
+                                  stderr=writer, timeout=30)
+    finally:
+        os.close(writer)
+    assert done.returncode == expected.returncode == 2
+    assert (tmp_path / "out").read_bytes() == expected.stdout
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_standard_output_with_no_reader_still_ends_the_command_quietly(verb, tmp_path):
+    """Even when standard error has no reader either: the death of cat, by SIGPIPE."""
+    pipes = [os.pipe(), os.pipe()]
+    for reader, _ in pipes:
+        os.close(reader)
+    try:
+        done = subprocess.run([command(verb), fixture("sample.ndjson"), tmp_path / "nope"],
+                              stdout=pipes[0][1], stderr=pipes[1][1], timeout=30)
+    finally:
+        for _, writer in pipes:
+            os.close(writer)
+    assert done.returncode == -signal.SIGPIPE
