@@ -57,7 +57,29 @@ def _argparse():
         """Usage errors in one line, as every other message."""
 
         def error(self, message):
-            self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+            from ndagent.terminal import escape_controls
+
+            # The message may quote an argument: a file name can hold escape sequences.
+            self.exit(EXIT_USAGE, f"{self.prog}: {escape_controls(message)} "
+                                  f"(see '{self.prog} --help')\n")
+
+        def _print_message(self, message, file=None):
+            """Help, version and usage, written as every other output: argparse ignores
+            write errors ('--help > /dev/full' said nothing, status 0)."""
+            if not message:
+                return
+            data = message.encode("utf-8", "replace")
+            if file is not sys.stdout:
+                write_message(data)
+                return
+            try:
+                write_all(1, data)
+            except BrokenPipeError:
+                sys.exit(die_of_sigpipe())
+            except OSError as error:
+                write_message(f"{self.prog}: write error: {error.strerror or error}\n"
+                              .encode())
+                sys.exit(EXIT_USAGE)
 
     return argparse, Parser
 
@@ -147,19 +169,21 @@ def build_parser():
 def main(argv=None):
     """``ndagent VERB ...``: run ``ndagent-VERB``."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in dict(COMMANDS):
-        from importlib import import_module
+    if not argv or argv[0] not in dict(COMMANDS):
+        # Help, version and usage errors end here; what passes is a VERB all the same
+        # ('ndagent -- json FILE').
+        parser = build_parser()
+        if not argv:
+            parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
+        args = parser.parse_args(argv)
+        argv = [args.command, *args.args]
+    from importlib import import_module
 
-        try:
-            command = import_module(f"ndagent.cmd_{argv[0]}")
-        except KeyboardInterrupt:
-            return EXIT_INTERRUPTED
-        return command.main(argv[1:])
-    parser = build_parser()
-    if not argv:
-        parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
-    parser.parse_args(argv)
-    return EXIT_USAGE
+    try:
+        command = import_module(f"ndagent.cmd_{argv[0]}")
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return command.main(argv[1:])
 
 
 class _Stop(Exception):

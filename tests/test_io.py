@@ -97,6 +97,40 @@ def test_the_console_scripts_are_known_to_the_package():
     assert scripts == ndagent._SCRIPTS
 
 
+# Help, version and usage
+
+
+def test_a_verb_after_double_dash_runs():
+    for argv in (["--", "json", VENDOR], ["--", "json", "--strict", VENDOR]):
+        done = run(None, *argv)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            0, run("json", VENDOR).stdout, b"")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("verb", [None, *VERBS])
+@pytest.mark.parametrize("option", ["--help", "--version"])
+def test_help_or_version_that_cannot_be_written_is_status_2(verb, option):
+    name = "ndagent" if verb is None else f"ndagent-{verb}"
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([command(verb), option], stdout=full, stderr=subprocess.PIPE,
+                              timeout=20)
+    assert (done.returncode, done.stderr) == (
+        2, f"{name}: write error: No space left on device\n".encode())
+
+
+@pytest.mark.parametrize("verb", [None, *VERBS])
+def test_usage_errors_spell_out_control_characters_of_the_arguments(verb):
+    """'ndagent json *' in a folder that holds a file named so (an unknown option), or
+    'ndagent *' (an unknown verb)."""
+    name = "\x1b]0;X\x07\nsecond-line\u202e"
+    done = run(verb, name if verb is None else "--" + name)
+    assert done.returncode == 2
+    assert done.stderr.count(b"\n") == 1
+    assert (b"invalid choice" if verb is None else b"unrecognized arguments") in done.stderr
+    assert b"\\x1b]0;X\\x07\\nsecond-line\\u202e" in done.stderr
+
+
 # Descriptors left non-blocking
 
 
