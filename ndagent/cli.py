@@ -390,8 +390,16 @@ def execute(command, inputs):
     # --strict must see every bad line, so the prefilter cannot pass any over.
     every_line = getattr(command.args, "strict", False)
     began = False  # whether a run began (in this input, for per_input commands)
+    read = None  # the last input read to its end: what "no events" is said of
+    output = _output_file(out.fd)
     try:
         for name in inputs or ("-",):
+            source = source_name(name)
+            if output is not None and _is_output(name, output):
+                command.say(f"{source}: input file is output file")
+                command.status = max(command.status, EXIT_USAGE)
+                continue
+            whole = True
             for batch in batches((name,), command.want, exact=command.exact,
                                  every_line=every_line):
                 for item in batch:
@@ -411,23 +419,48 @@ def execute(command, inputs):
                         command.bad_line(item)
                     else:
                         command.unreadable(item)
+                        whole = False
                 out.flush()
+            if whole:
+                read = source
             if command.per_input:
                 ended = runs.finish()
                 if ended is not None:
                     command.end_run(ended)
-                if not began:
-                    command.no_run(source_name(name))
+                if not began and whole:
+                    command.no_run(source)
                 began = False
-                command.end_input(source_name(name))
+                command.end_input(source)
                 out.flush()
         ended = runs.finish()
         if ended is not None:
             command.end_run(ended)
-        if not began and not command.per_input:
-            command.no_run(source_name(name))
+        if not began and not command.per_input and read is not None:
+            command.no_run(read)
         command.finish()
     except _Stop as stop:
         command.status = max(command.status, stop.status)
     out.flush()
     return command.status
+
+
+def _output_file(fd):
+    """(device, inode) of the regular file that ``fd`` writes to, or None."""
+    import stat
+
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
+
+
+def _is_output(name, output):
+    """Whether input ``name`` is the ``output`` file ((device, inode)): such an input is
+    refused, as cat does, since the command would read what it writes ('ndagent json f
+    >> f' grew f for ever)."""
+    try:
+        found = os.fstat(0) if name == "-" else os.stat(name)
+    except OSError:
+        return False
+    return (found.st_dev, found.st_ino) == output

@@ -97,6 +97,67 @@ def test_the_console_scripts_are_known_to_the_package():
     assert scripts == ndagent._SCRIPTS
 
 
+# Inputs that cannot be read, or that are the output
+
+
+def messages(done):
+    return done.stderr.decode().splitlines()
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_missing_file_or_a_directory_is_one_message(verb, tmp_path):
+    for name, reason in ((tmp_path / "nope.ndjson", MISSING), (tmp_path, "Is a directory")):
+        done = run(verb, name)
+        assert (done.returncode, done.stdout) == (2, b"")
+        assert messages(done) == [f"ndagent-{verb}: {name}: cannot read: {reason}"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_beside_a_missing_file_the_others_still_count(verb, tmp_path, write):
+    missing = tmp_path / "nope.ndjson"
+    cannot_read = f"ndagent-{verb}: {missing}: cannot read: {MISSING}"
+    done = run(verb, missing, VENDOR)
+    assert (done.returncode, messages(done)) == (2, [cannot_read])
+    assert done.stdout == run(verb, VENDOR).stdout
+    # An input that was read and held no event is still said to hold none.
+    empty = write(b"")
+    done = run(verb, empty, missing)
+    assert done.returncode == 2
+    no_events = f"{empty}: no events: the agent printed nothing, or failed before it began"
+    if verb == "validate":
+        assert messages(done) == [cannot_read]
+        assert done.stdout.decode().splitlines() == [
+            f"{empty}:1: error: {no_events.partition(': ')[2]} [no-run]",
+            f"{empty}: 0 events, 0 runs, 1 errors, 0 warnings"]
+    else:
+        assert messages(done) == [cannot_read, f"ndagent-{verb}: {no_events}"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_an_input_that_is_the_output_file_is_refused(verb, tmp_path):
+    """'ndagent json f >> f' read its own output for ever; as cat does, the input is
+    refused (status 2), the other inputs are read."""
+    path = tmp_path / "f.ndjson"
+    path.write_bytes(VENDOR.read_bytes())
+    expected = run(verb, VENDOR).stdout
+    for argv, stdin in (([path, VENDOR], os.devnull), (["-", VENDOR], path)):
+        path.write_bytes(VENDOR.read_bytes())
+        with open(path, "ab") as out, open(stdin, "rb") as source:
+            done = subprocess.run([command(verb), *map(str, argv)], stdin=source, stdout=out,
+                                  stderr=subprocess.PIPE, timeout=20)
+        name = "<stdin>" if argv[0] == "-" else path
+        assert (done.returncode, messages(done)) == (
+            2, [f"ndagent-{verb}: {name}: input file is output file"])
+        assert path.read_bytes() == VENDOR.read_bytes() + expected
+
+
+def test_an_output_that_is_not_a_regular_file_is_no_input_s_output():
+    with open(os.devnull, "wb") as null:
+        done = subprocess.run([command("json"), os.devnull], stdout=null,
+                              stderr=subprocess.PIPE, timeout=20)
+    assert done.returncode == 1 and b"no events" in done.stderr
+
+
 # Help, version and usage
 
 
