@@ -65,7 +65,29 @@ def _argparse():
         """Usage errors in one line, as every other message."""
 
         def error(self, message):
-            self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+            from ndagent.terminal import escape_controls
+
+            # The message may quote an argument: a file name can hold escape sequences.
+            self.exit(EXIT_USAGE, f"{self.prog}: {escape_controls(message)} "
+                                  f"(see '{self.prog} --help')\n")
+
+        def _print_message(self, message, file=None):
+            """Help, version and usage, written as every other output: argparse ignores
+            write errors ('--help > /dev/full' said nothing, status 0)."""
+            if not message:
+                return
+            data = message.encode("utf-8", "replace")
+            if file is not sys.stdout:
+                write_message(data)
+                return
+            try:
+                write_all(1, data)
+            except BrokenPipeError:
+                sys.exit(die_of_sigpipe())
+            except OSError as error:
+                write_message(f"{self.prog}: write error: {error.strerror or error}\n"
+                              .encode())
+                sys.exit(EXIT_USAGE)
 
     return argparse, Parser
 
@@ -175,19 +197,21 @@ def build_parser():
 def main(argv=None):
     """``ndagent VERB ...``: run ``ndagent-VERB``."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in dict(COMMANDS):
-        from importlib import import_module
+    if not argv or argv[0] not in dict(COMMANDS):
+        # Help, version and usage errors end here; what passes is a VERB all the same
+        # ('ndagent -- json FILE').
+        parser = build_parser()
+        if not argv:
+            parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
+        args = parser.parse_args(argv)
+        argv = [args.command, *args.args]
+    from importlib import import_module
 
-        try:
-            command = import_module(f"ndagent.cmd_{argv[0]}")
-        except KeyboardInterrupt:
-            return EXIT_INTERRUPTED
-        return command.main(argv[1:])
-    parser = build_parser()
-    if not argv:
-        parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
-    parser.parse_args(argv)
-    return EXIT_USAGE
+    try:
+        command = import_module(f"ndagent.cmd_{argv[0]}")
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return command.main(argv[1:])
 
 
 class _Stop(Exception):
@@ -228,11 +252,45 @@ class Output:
     def flush(self):
         if not self.parts:
             return
-        data = memoryview(b"".join(self.parts))
+        data = b"".join(self.parts)
         self.parts.clear()
         self.size = 0
-        while data:
-            data = data[os.write(self.fd, data):]
+        write_all(self.fd, data)
+
+
+def write_all(fd, data):
+    """Write all of ``data``.  A parent may have left the descriptor non-blocking (the
+    flag belongs to the open file, shared with whoever else has it): then wait until
+    there is room, rather than take "not now" (EAGAIN) for an error."""
+    data = memoryview(data)
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            import select
+
+            select.select([], [fd], [])
+
+
+def write_message(data):
+    """Bytes on standard error.  A failed write is ignored: a closed standard error (or
+    its reader gone) must not stop the command, whose output and status matter more.
+    While a command runs, SIGPIPE is ignored, so a write to a pipe with no reader fails
+    (EPIPE) instead of killing it."""
+    try:  # noqa: SIM105 - contextlib would cost start-up time
+        write_all(2, data)
+    except OSError:
+        pass
+
+
+def die_of_sigpipe():
+    """The reader of standard output went away: die of SIGPIPE, quietly, as cat does
+    (a shell sees status 141).  Where SIGPIPE is blocked, status 141 all the same."""
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    return 128 + signal.SIGPIPE
 
 
 class Command:
@@ -313,11 +371,7 @@ class Command:
         from ndagent.terminal import escape_controls
 
         self.out.flush()
-        message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
-        try:  # noqa: SIM105 - contextlib would cost start-up time
-            os.write(2, message)
-        except OSError:
-            pass
+        write_message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"))
 
 
 def run_command(build, command_class, argv=None):
@@ -328,8 +382,10 @@ def run_command(build, command_class, argv=None):
     import gc
     import signal
 
-    # Die quietly of SIGPIPE, as cat does, when the reader of stdout goes away.
-    on_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # A write to a pipe with no reader fails (EPIPE) rather than kill: the command dies
+    # of SIGPIPE when it is standard output's reader that went away (die_of_sigpipe),
+    # and goes on when it is standard error's (write_message).
+    on_sigpipe = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     # Decoding makes many short-lived dicts and no cycles: collecting them with the
     # default threshold costs 5-15% of the run for nothing.  (Not gc.freeze(): the
     # objects it holds back are never collected after, in a process that goes on.)
@@ -346,10 +402,10 @@ def run_command(build, command_class, argv=None):
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except BrokenPipeError:
-            return 128 + 13
+            return die_of_sigpipe()
         except MemoryError:
             # A line under --max-line that still does not fit in memory (ulimit -v).
-            os.write(2, f"{parser.prog}: out of memory: try a smaller --max-line\n".encode())
+            write_message(f"{parser.prog}: out of memory: try a smaller --max-line\n".encode())
             return EXIT_USAGE
         except OSError as error:
             command.say(f"write error: {error.strerror or error}")
@@ -384,8 +440,16 @@ def execute(command, inputs):
     want = None if command.want is None else selection(command.want)
     max_line = command.args.max_line
     began = False  # whether a run began (in this input, for per_input commands)
+    read = None  # the last input read to its end: what "no events" is said of
+    output = _output_file(out.fd)
     try:
         for name in inputs or ("-",):
+            source = source_name(name)
+            if output is not None and _is_output(name, output):
+                command.say(f"{source}: input file is output file")
+                command.status = max(command.status, EXIT_USAGE)
+                continue
+            whole = True
             for batch in batches((name,), want, exact=command.exact,
                                  every_line=every_line, max_line=max_line):
                 for item in batch:
@@ -405,23 +469,48 @@ def execute(command, inputs):
                         command.bad_line(item)
                     else:
                         command.unreadable(item)
+                        whole = False
                 out.flush()
+            if whole:
+                read = source
             if command.per_input:
                 ended = runs.finish()
                 if ended is not None:
                     command.end_run(ended)
-                if not began:
-                    command.no_run(source_name(name))
+                if not began and whole:
+                    command.no_run(source)
                 began = False
-                command.end_input(source_name(name))
+                command.end_input(source)
                 out.flush()
         ended = runs.finish()
         if ended is not None:
             command.end_run(ended)
-        if not began and not command.per_input:
-            command.no_run(source_name(name))
+        if not began and not command.per_input and read is not None:
+            command.no_run(read)
         command.finish()
     except _Stop as stop:
         command.status = max(command.status, stop.status)
     out.flush()
     return command.status
+
+
+def _output_file(fd):
+    """(device, inode) of the regular file that ``fd`` writes to, or None."""
+    import stat
+
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
+
+
+def _is_output(name, output):
+    """Whether input ``name`` is the ``output`` file ((device, inode)): such an input is
+    refused, as cat does, since the command would read what it writes ('ndagent json f
+    >> f' grew f for ever)."""
+    try:
+        found = os.fstat(0) if name == "-" else os.stat(name)
+    except OSError:
+        return False
+    return (found.st_dev, found.st_ino) == output

@@ -449,9 +449,8 @@ class ValidateCommand(cli.Command):
         self.report(bad, "truncated" if bad.cut_off else "json", bad.message)
 
     def no_run(self, source):
-        if self.readable:
-            self.report(_At(source, 1), "no-run",
-                        "no events: the agent printed nothing, or failed before it began")
+        self.report(_At(source, 1), "no-run",
+                    "no events: the agent printed nothing, or failed before it began")
 
     def unreadable(self, item):
         super().unreadable(item)

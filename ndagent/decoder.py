@@ -657,11 +657,29 @@ def source_name(name):
 def _open(name):
     """A reader for one input: ``(read function, the file opened, to close, or None)``."""
     if name == "-":
-        return lambda size: os.read(0, size), None
+        return _reader(0), None
     if isinstance(name, (str, bytes, os.PathLike)):
         handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
-        return handle.read, handle
+        return _reader(handle.fileno()), handle
     return getattr(name, "read1", None) or name.read, None
+
+
+def _reader(fd):
+    """``os.read`` of ``fd``.  A parent may have left standard input non-blocking (the
+    flag belongs to the open file, shared with whoever else has it, and with
+    /dev/stdin on macOS): then wait for data, rather than take "none yet" (EAGAIN) for
+    an error."""
+
+    def read(size):
+        while True:
+            try:
+                return os.read(fd, size)
+            except BlockingIOError:
+                import select
+
+                select.select([fd], [], [])
+
+    return read
 
 
 def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_line=False,

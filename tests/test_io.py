@@ -1,0 +1,278 @@
+"""The commands and their descriptors, through real pipes against the installed commands:
+Ctrl-C from the first import on, inputs that cannot be read or are the output, help and
+version that cannot be written, descriptors left non-blocking, a standard error nobody
+reads, and arguments that hold escape sequences."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import command, fixture, lines_of, run
+from test_cli import big_stream
+
+import ndagent
+
+VERBS = ["json", "result", "text", "tools", "validate"]
+VENDOR = fixture("vendor-example.ndjson")
+MISSING = "No such file or directory"
+
+
+# Ctrl-C
+
+
+def interrupt(argv, delay):
+    """Start ``argv`` on a pipe that stays open, send SIGINT ``delay`` seconds after the
+    ndagent package has loaded (Python says when: -X importtime), and return (status,
+    standard error without Python's import times)."""
+    reader, writer = os.pipe()
+    process = subprocess.Popen(argv, stdin=reader, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    os.close(reader)
+    watchdog = threading.Timer(30, process.kill)  # should the command never load
+    watchdog.start()
+    try:
+        for line in process.stderr:
+            if line.rsplit(b"|", 1)[-1].strip() == b"ndagent":
+                break
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate()
+    finally:
+        watchdog.cancel()
+        os.close(writer)
+    lines = [line for line in err.splitlines(True) if not line.startswith(b"import time:")]
+    return process.returncode, b"".join(lines)
+
+
+@pytest.mark.parametrize("argv", [[command(None), "json"], [command("json")],
+                                  [sys.executable, "-m", "ndagent", "json"]],
+                         ids=["ndagent json", "ndagent-json", "python -m ndagent json"])
+def test_ctrl_c_from_the_first_import_on_is_status_130_without_traceback(argv):
+    """Whenever Ctrl-C comes, loading the modules or reading: 24 tries, half of them in
+    the first 10 ms (the imports), the others up to 60 ms (reading the pipe)."""
+    delays = [random.uniform(0, 0.01) for _ in range(12)]
+    delays += [random.uniform(0.01, 0.06) for _ in range(12)]
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda delay: interrupt(argv, delay), delays))
+    assert outcomes == [(130, b"")] * len(delays), [
+        (f"{delay * 1000:.1f} ms", *outcome) for delay, outcome in zip(delays, outcomes)
+        if outcome != (130, b"")]
+
+
+LIBRARY_USER = """
+import signal, sys
+import ndagent.decoder, ndagent.stream
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_a_script_that_imports_ndagent_keeps_its_own_ctrl_c(tmp_path):
+    """Only the commands end at Ctrl-C without a traceback: a script that uses the
+    library, even one named like the commands or run by 'python -m', keeps Python's
+    KeyboardInterrupt."""
+    script = tmp_path / "ndagent-report"
+    script.write_text(LIBRARY_USER)
+    package = tmp_path / "report"
+    package.mkdir()
+    (package / "__init__.py").write_text(LIBRARY_USER)
+    (package / "__main__.py").write_text("")
+    for argv in ([script], ["-c", LIBRARY_USER], ["-m", "report"]):
+        done = subprocess.run([sys.executable, *argv], cwd=tmp_path, capture_output=True,
+                              timeout=30)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"True\n", b"")
+
+
+def test_the_console_scripts_are_known_to_the_package():
+    from importlib.metadata import entry_points
+
+    scripts = {entry.name for entry in entry_points(group="console_scripts")
+               if entry.value.startswith("ndagent.")}
+    assert scripts == ndagent._SCRIPTS
+
+
+# Inputs that cannot be read, or that are the output
+
+
+def messages(done):
+    return done.stderr.decode().splitlines()
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_missing_file_or_a_directory_is_one_message(verb, tmp_path):
+    for name, reason in ((tmp_path / "nope.ndjson", MISSING), (tmp_path, "Is a directory")):
+        done = run(verb, name)
+        assert (done.returncode, done.stdout) == (2, b"")
+        assert messages(done) == [f"ndagent-{verb}: {name}: cannot read: {reason}"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_beside_a_missing_file_the_others_still_count(verb, tmp_path, write):
+    missing = tmp_path / "nope.ndjson"
+    cannot_read = f"ndagent-{verb}: {missing}: cannot read: {MISSING}"
+    done = run(verb, missing, VENDOR)
+    assert (done.returncode, messages(done)) == (2, [cannot_read])
+    assert done.stdout == run(verb, VENDOR).stdout
+    # An input that was read and held no event is still said to hold none.
+    empty = write(b"")
+    done = run(verb, empty, missing)
+    assert done.returncode == 2
+    no_events = f"{empty}: no events: the agent printed nothing, or failed before it began"
+    if verb == "validate":
+        assert messages(done) == [cannot_read]
+        assert done.stdout.decode().splitlines() == [
+            f"{empty}:1: error: {no_events.partition(': ')[2]} [no-run]",
+            f"{empty}: 0 events, 0 runs, 1 errors, 0 warnings"]
+    else:
+        assert messages(done) == [cannot_read, f"ndagent-{verb}: {no_events}"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_an_input_that_is_the_output_file_is_refused(verb, tmp_path):
+    """'ndagent json f >> f' read its own output for ever; as cat does, the input is
+    refused (status 2), the other inputs are read."""
+    path = tmp_path / "f.ndjson"
+    path.write_bytes(VENDOR.read_bytes())
+    expected = run(verb, VENDOR).stdout
+    for argv, stdin in (([path, VENDOR], os.devnull), (["-", VENDOR], path)):
+        path.write_bytes(VENDOR.read_bytes())
+        with open(path, "ab") as out, open(stdin, "rb") as source:
+            done = subprocess.run([command(verb), *map(str, argv)], stdin=source, stdout=out,
+                                  stderr=subprocess.PIPE, timeout=20)
+        name = "<stdin>" if argv[0] == "-" else path
+        assert (done.returncode, messages(done)) == (
+            2, [f"ndagent-{verb}: {name}: input file is output file"])
+        assert path.read_bytes() == VENDOR.read_bytes() + expected
+
+
+def test_an_output_that_is_not_a_regular_file_is_no_input_s_output():
+    with open(os.devnull, "wb") as null:
+        done = subprocess.run([command("json"), os.devnull], stdout=null,
+                              stderr=subprocess.PIPE, timeout=20)
+    assert done.returncode == 1 and b"no events" in done.stderr
+
+
+# Help, version and usage
+
+
+def test_a_verb_after_double_dash_runs():
+    for argv in (["--", "json", VENDOR], ["--", "json", "--strict", VENDOR]):
+        done = run(None, *argv)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            0, run("json", VENDOR).stdout, b"")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("verb", [None, *VERBS])
+@pytest.mark.parametrize("option", ["--help", "--version"])
+def test_help_or_version_that_cannot_be_written_is_status_2(verb, option):
+    name = "ndagent" if verb is None else f"ndagent-{verb}"
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([command(verb), option], stdout=full, stderr=subprocess.PIPE,
+                              timeout=20)
+    assert (done.returncode, done.stderr) == (
+        2, f"{name}: write error: No space left on device\n".encode())
+
+
+@pytest.mark.parametrize("verb", [None, *VERBS])
+def test_usage_errors_spell_out_control_characters_of_the_arguments(verb):
+    """'ndagent json *' in a folder that holds a file named so (an unknown option), or
+    'ndagent *' (an unknown verb)."""
+    name = "\x1b]0;X\x07\nsecond-line\u202e"
+    done = run(verb, name if verb is None else "--" + name)
+    assert done.returncode == 2
+    assert done.stderr.count(b"\n") == 1
+    assert (b"invalid choice" if verb is None else b"unrecognized arguments") in done.stderr
+    assert b"\\x1b]0;X\\x07\\nsecond-line\\u202e" in done.stderr
+
+
+# Descriptors left non-blocking
+
+
+def feed_slowly(writer, data, parts=4):
+    """Write ``data`` in ``parts``, with pauses: the reader meets an empty pipe."""
+    size = -(-len(data) // parts)
+    for start in range(0, len(data), size):
+        time.sleep(0.05)
+        os.write(writer, data[start:start + size])
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_non_blocking_standard_input_is_waited_for(verb):
+    data = VENDOR.read_bytes()
+    reader, writer = os.pipe()
+    os.set_blocking(reader, False)
+    try:
+        process = subprocess.Popen([command(verb)], stdin=reader, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        os.close(reader)
+        feed_slowly(writer, data)
+    finally:
+        os.close(writer)
+    out, err = process.communicate(timeout=30)
+    expected = run(verb, input=data)
+    assert (process.returncode, out, err) == (0, expected.stdout, b"")
+
+
+@pytest.mark.parametrize("verb", ["json", "result"])
+def test_a_non_blocking_standard_output_is_waited_for(verb, tmp_path):
+    path = big_stream(tmp_path / "big.ndjson")
+    expected = run(verb, path).stdout
+    assert len(expected) > 1 << 20
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    try:
+        process = subprocess.Popen([command(verb), path], stdout=writer,
+                                   stderr=subprocess.PIPE)
+    finally:
+        os.close(writer)
+    time.sleep(0.3)  # the pipe fills: the command meets "not now" (EAGAIN)
+    with os.fdopen(reader, "rb") as output:
+        out = output.read()
+    assert (process.wait(timeout=30), out, process.stderr.read()) == (0, expected, b"")
+
+
+# A standard error nobody reads
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_a_standard_error_with_no_reader_stops_nothing(verb, tmp_path):
+    """'ndagent tools onebad.ndjson 2>&1 >out.ndjson | true' was killed at the first
+    warning, out.ndjson empty."""
+    lines = lines_of("vendor-example.ndjson")
+    onebad = tmp_path / "onebad.ndjson"
+    onebad.write_bytes(b"".join(lines[:3] + [b"oops\n"] + lines[3:]))
+    missing = tmp_path / "nope.ndjson"  # for validate, whose findings go to stdout
+    expected = run(verb, onebad, missing)
+    assert expected.stderr and expected.stdout or verb != "tools"
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        with open(tmp_path / "out", "wb") as out:
+            done = subprocess.run([command(verb), onebad, missing], stdout=out,
+                                  stderr=writer, timeout=30)
+    finally:
+        os.close(writer)
+    assert done.returncode == expected.returncode == 2
+    assert (tmp_path / "out").read_bytes() == expected.stdout
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_standard_output_with_no_reader_still_ends_the_command_quietly(verb, tmp_path):
+    """Even when standard error has no reader either: the death of cat, by SIGPIPE."""
+    pipes = [os.pipe(), os.pipe()]
+    for reader, _ in pipes:
+        os.close(reader)
+    try:
+        done = subprocess.run([command(verb), fixture("sample.ndjson"), tmp_path / "nope"],
+                              stdout=pipes[0][1], stderr=pipes[1][1], timeout=30)
+    finally:
+        for _, writer in pipes:
+            os.close(writer)
+    assert done.returncode == -signal.SIGPIPE
