@@ -242,7 +242,7 @@ def is_wanted(event, want):
     return event.type in wanted or f"{event.type}/{event.data.get('subtype')}" in wanted
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "300")), deadline=None,
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
           suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(adversarial_lines(), max_size=25), WANTS)
 def test_property_the_prefilter_finds_what_full_decoding_finds(lines, want):

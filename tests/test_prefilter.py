@@ -170,7 +170,7 @@ in_process = InProcess()
 
 
 # Few examples here, many under 'make fuzz' (NDAGENT_EXAMPLES).
-EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")), deadline=None,
                     suppress_health_check=list(HealthCheck), database=None)
 
 
