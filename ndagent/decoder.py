@@ -413,7 +413,9 @@ class Selection:
             for other_key, other_value in rest:
                 self.other_patterns[(other_key, other_value)] = re.compile(
                     _pair_pattern(re, other_key, [other_value.encode()]))
-        self.patterns = [(re.compile(_pair_pattern(re, key, sorted(values))), values)
+        # (pattern, {value: rests}, whether every value alone is enough: no other pairs)
+        self.patterns = [(re.compile(_pair_pattern(re, key, sorted(values))), values,
+                          all(() in rests for rests in values.values()))
                          for key, values in self.table.items()]
         # The same table with str values, for decoded objects.
         self.decoded = {key: {value.decode(): rests for value, rests in values.items()}
@@ -437,7 +439,11 @@ class Selection:
         starts = set()
         rfind, find = text.rfind, text.find
         floor = max(begin - 1, 0)  # rfind from here finds the newline before the first line
-        for pattern, values in self.patterns:
+        for pattern, values, alone in self.patterns:
+            if alone:  # the usual case, made quick: every match selects its line
+                starts.update(rfind(b"\n", floor, match.start()) + 1
+                              for match in pattern.finditer(text, begin, end))
+                continue
             for match in pattern.finditer(text, begin, end):
                 start = rfind(b"\n", floor, match.start()) + 1
                 if start not in starts:
@@ -818,24 +824,32 @@ class _SecondHalf:
                                      lines, self.chunk_size, self.max_line, at_start=False)
             return
         entries, count = record
-        base, source, fd = lines.number, lines.source, self.fd
-        for at in range(0, len(entries), 4096):
-            batch = []
-            append = batch.append
-            for entry in entries[at:at + 4096]:
-                kind = entry[0]
-                if kind == "d" or kind == "l":
-                    _, offset, length, number = entry
-                    lines._add(os.pread(fd, length, offset), base + number, append,
-                               last=kind == "l")
-                elif kind == "s":
-                    append(Skipped(source, base + entry[1]))
-                elif kind == "b":
-                    append(BadLine(source, base + entry[1], entry[2], entry[3]))
-                else:
-                    append(Unreadable(source, base + entry[1], entry[2]))
-            yield batch
+        base, source = lines.number, lines.source
+        from mmap import ACCESS_READ, mmap
+
+        with mmap(self.fd, 0, access=ACCESS_READ) as view:  # a line is one slice of it
+            for at in range(0, len(entries), 4096):
+                yield self._batch(entries[at:at + 4096], view, base, source)
         lines.number = base + count
+
+    def _batch(self, entries, view, base, source):
+        """The items of some entries of the child's record."""
+        lines = self.lines
+        batch = []
+        append = batch.append
+        for entry in entries:
+            kind = entry[0]
+            if kind == "d" or kind == "l":
+                _, offset, length, number = entry
+                lines._add(view[offset:offset + length], base + number, append,
+                           last=kind == "l")
+            elif kind == "s":
+                append(Skipped(source, base + entry[1]))
+            elif kind == "b":
+                append(BadLine(source, base + entry[1], entry[2], entry[3]))
+            else:
+                append(Unreadable(source, base + entry[1], entry[2]))
+        return batch
 
     def _receive(self):
         """The child's record, or None when it failed."""
