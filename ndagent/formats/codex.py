@@ -1,0 +1,503 @@
+"""OpenAI Codex CLI, ``codex exec --json``: its ThreadEvents as model events.
+
+A run goes from ``thread.started`` (or ``turn.started``) to ``turn.completed`` (ok, with
+the usage) or ``turn.failed`` (failed, with ``error.message``); a top-level ``error``
+before ``turn.failed`` is that same failure, announced.  Items, keyed by their ``id``,
+are the assistant's messages, its reasoning and its tool calls: ``agent_message`` and
+``reasoning`` arrive completed only, a command is started then completed, a
+``file_change`` may arrive completed only (its start is made at its completion).  The
+answer is the last ``agent_message`` (the TypeScript SDK's ``finalResponse``) and the
+native object the SDK's ``Turn``.  The stream has no clock, no model name and no cost.
+AGENTS.md part 2 gives the sources of each rule.
+
+Where runs begin: at ``thread.started``; at a ``turn.started`` unless the open run has
+only had its ``thread.started`` (a second one means the first turn never ended); and at
+any other event always decoded (``markers``) when no run is open.  Other lines (updates,
+objects of no agent) neither begin a run nor end one.
+"""
+
+from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "Reader", "SEPARATOR", "decides", "markers",
+           "old_format"]
+
+NAME = "codex"
+
+# The answer is the last agent_message, known only at the turn's end.
+LIVE_ANSWER = False
+SEPARATOR = "\n\n"
+
+CHECKS = {
+    "thread-start": ("warning", "a turn.started with no thread.started before it"),
+    "item-type": ("error", "an item updated or completed as another type than it started"),
+    "item-start": ("warning", "a command, MCP, collab or to-do item completed with no "
+                              "item.started"),
+    "exit-code-null": ("warning", "a command completed with exit_code null (closed by the "
+                                  "CLI at the turn's end)"),
+    "error-event": ("warning", "a top-level error event (the turn's failure when "
+                               "turn.failed follows)"),
+    "error-item": ("warning", "an error item: a notice of the CLI (configuration, "
+                              "deprecation)"),
+    "no-answer": ("warning", "a turn completed with no agent_message"),
+    "old-format": ("error", "an event of the format before Codex 0.44"),
+}
+
+# The events that begin, fill or end runs, decoded whatever the verb needs: every need
+# wants the completed items (the answer, the tools, the native object's items), and the
+# starts and top-level errors are few and short.  What is left (item.updated with its
+# growing output, request_user_input, plan deltas) makes no model event, so passing over
+# it changes none, and begins no run either way.
+_RUN_EVENTS = ("thread.started", "turn.started", "turn.completed", "turn.failed",
+               "item.started", "item.completed", "error")
+_MARKERS = tuple((("type", name),) for name in _RUN_EVENTS)
+
+# Items that are not tool calls; every other item type is one.
+_NOT_TOOLS = frozenset({"agent_message", "reasoning", "plan", "error"})
+
+# Tools whose item.started the CLI always writes (AGENTS.md 6.4).
+_STARTED = frozenset({"command_execution", "mcp_tool_call", "collab_tool_call", "todo_list"})
+
+_KINDS = {
+    "command_execution": "shell",
+    "mcp_tool_call": "mcp",
+    "web_search": "webSearch",
+    "todo_list": "updateTodos",
+    "collab_tool_call": "task",
+}
+
+# A call's arguments and result: these keys of its item, in this order.  Items of other
+# types give every key but their identity (and status, for the arguments).
+_ARGS = {
+    "command_execution": ("command",),
+    "file_change": ("changes",),
+    "mcp_tool_call": ("server", "tool", "arguments"),
+    "web_search": ("query", "action"),
+    "todo_list": ("items",),
+    "collab_tool_call": ("tool", "sender_thread_id", "receiver_thread_ids", "prompt"),
+}
+_RESULTS = {
+    "command_execution": ("exit_code", "aggregated_output"),
+    "file_change": ("status", "changes"),
+    "mcp_tool_call": ("result", "error"),
+    "web_search": ("results",),
+    "todo_list": ("items",),
+    "collab_tool_call": ("receiver_thread_ids", "agents_states"),
+}
+
+# The most items of a run whose start is remembered until they complete: a hostile
+# stream may start items without end.  The oldest are forgotten beyond it (their
+# completion then makes a start of its own).
+MAX_OPEN_ITEMS = 4096
+
+_MISSING = object()
+
+
+def decides(data):
+    """Whether a decoded object is a Codex event (AGENTS.md §4): a ``thread.``, ``turn.``
+    or ``item.`` type (not an item of the old ``item_type`` shape), ``request_user_input``,
+    or an ``error`` with a string ``message`` and neither ``severity`` nor ``timestamp``
+    (Gemini's have them)."""
+    kind = data.get("type")
+    if kind.__class__ is not str:
+        return False
+    if kind.startswith(("thread.", "turn.", "item.")):
+        return not _old_item(data)
+    if kind == "error":
+        return (data.get("message").__class__ is str and "severity" not in data
+                and "timestamp" not in data)
+    return kind == "request_user_input"
+
+
+def old_format(data):
+    """Whether a decoded object is of Codex's format before 0.44, which ndagent does not
+    read: ``{"id":…,"msg":{"type":…}}`` with no ``type``, or an ``item.*`` event of early
+    ``--experimental-json`` whose item has ``item_type`` and no ``type``."""
+    if data.get("type") is None:
+        msg = data.get("msg")
+        return "id" in data and msg.__class__ is dict and msg.get("type").__class__ is str
+    return _old_item(data)
+
+
+def _old_item(data):
+    item = data.get("item")
+    return (item.__class__ is dict and "item_type" in item and "type" not in item
+            and data["type"].__class__ is str and data["type"].startswith("item."))
+
+
+def markers(needs):
+    """The decoder markers of the lines that matter: the same for every need (see
+    ``_RUN_EVENTS``)."""
+    return _MARKERS
+
+
+class _Run:
+    """What is known of the run being read."""
+
+    __slots__ = ("start", "turned", "line", "open", "items", "answer", "answered", "error")
+
+    def __init__(self, start, keep_items):
+        from collections import OrderedDict
+
+        self.start = start
+        self.turned = False  # a turn.started was read: another one begins the next run
+        self.line = start.line  # the last line of an event of the run
+        self.open = OrderedDict()  # item id -> its type, for the items started
+        # Every completed item, for the native object: as much as the run holds, which the
+        # SDK's Turn holds too; None when the native object is not needed.
+        self.items = [] if keep_items else None
+        self.answer = ""  # the SDK's finalResponse so far
+        self.answered = False  # an agent_message was read
+        self.error = None  # the message of the last top-level error event
+
+
+class Reader:
+    """Model events of one input's Codex events.  Runs begin and end only at the events
+    always decoded (``markers``), so ``skipped`` has nothing to do.
+
+    ``needs`` (optional, beyond the protocol; as for ``markers``): without ``"ends"``,
+    the completed items are not kept for the native object (``RunEnd.native`` is None),
+    so that memory does not grow with a run for verbs that never print it."""
+
+    def __init__(self, source, checks=False, needs=None):
+        self.source = source
+        self.checks = checks
+        self.keep_items = needs is None or "ends" in needs
+        self.run = None
+        # The input's thread: a run without thread.started (a next turn) continues it.
+        self.thread_id = None
+        self.thread_seen = False
+        self.thread_warned = False
+        self.old_warned = False
+
+    def event(self, event):
+        handler = _HANDLERS.get(event.type)
+        if handler is not None and not _old_item(event.data):
+            return handler(self, event)
+        if self.checks and not self.old_warned and old_format(event.data):
+            self.old_warned = True  # once: every line of such an input is of that shape
+            return [_note("old-format", "unsupported codex format (before 0.44)", event)]
+        return []
+
+    def skipped(self, item):
+        return []
+
+    def finish(self):
+        run = self.run
+        if run is None:
+            return []
+        self.run = None
+        return [self._cut_off(run)]
+
+    # Runs.
+
+    def _begin(self, event, out):
+        """A new run at ``event``, the open one cut off."""
+        if self.run is not None:
+            out.append(self._cut_off(self.run))
+        start = RunStart(agent=NAME, session_id=self.thread_id, source=event.source,
+                         line=event.line)
+        out.append(start)
+        run = self.run = _Run(start, self.keep_items)
+        return run
+
+    def _in_run(self, event, out):
+        """The open run, or one begun at ``event``: the line it has read last."""
+        run = self.run
+        if run is None:
+            run = self._begin(event, out)
+        run.line = event.line
+        return run
+
+    def _cut_off(self, run):
+        return RunEnd(start=run.start, cutoff=True, ok=False, answer=run.answer,
+                      source=self.source, line=run.line)
+
+    def _end(self, run, event, **fields):
+        self.run = None
+        return RunEnd(start=run.start, cutoff=False, usage=_usage(event.data.get("usage")),
+                      source=event.source, line=event.line, **fields)
+
+    def _thread_started(self, event):
+        out = []
+        thread_id = event.data.get("thread_id")
+        self.thread_id = thread_id if thread_id.__class__ is str else None
+        self.thread_seen = True
+        self._begin(event, out)
+        return out
+
+    def _turn_started(self, event):
+        out = []
+        run = self.run
+        if run is None or run.turned:
+            run = self._begin(event, out)
+        run.line = event.line
+        run.turned = True
+        if self.checks and not self.thread_seen and not self.thread_warned:
+            self.thread_warned = True
+            out.append(_note("thread-start", "turn.started with no thread.started before it",
+                             event))
+        return out
+
+    def _turn_completed(self, event):
+        out = []
+        run = self._in_run(event, out)
+        if self.checks and not run.answered:
+            out.append(_note("no-answer", "turn completed with no agent_message", event))
+        native = None if run.items is None else {
+            "items": run.items, "finalResponse": run.answer, "usage": event.data.get("usage")}
+        out.append(self._end(run, event, ok=True, answer=run.answer, native=native))
+        return out
+
+    def _turn_failed(self, event):
+        out = []
+        run = self._in_run(event, out)
+        error = event.data.get("error")
+        message = error.get("message") if error.__class__ is dict else None
+        if message.__class__ is not str:  # as the CLI picks it when the turn has none
+            message = run.error if run.error is not None else "turn failed"
+        out.append(self._end(run, event, ok=False, failure=message))
+        return out
+
+    def _error(self, event):
+        out = []
+        run = self._in_run(event, out)
+        message = event.data.get("message")
+        if message.__class__ is str:
+            run.error = message
+        if self.checks:
+            out.append(_note("error-event", f'error: "{_quote(message)}"', event))
+        return out
+
+    # Items.
+
+    def _item_started(self, event):
+        out = []
+        run = self._in_run(event, out)
+        item = event.data.get("item")
+        if item.__class__ is not dict:
+            return out
+        kind = item.get("type")
+        call_id = _identity(item)
+        if call_id is not None:
+            if call_id in run.open:
+                return out  # started again: the first start stands
+            run.open[call_id] = kind
+            if len(run.open) > MAX_OPEN_ITEMS:
+                run.open.popitem(last=False)
+        if _is_tool(kind):
+            out.append(self._call(ToolStart, kind, item, event))
+        return out
+
+    def _item_updated(self, event):
+        """No model event: an update only repeats the item (checked against its start)."""
+        run = self.run
+        item = event.data.get("item")
+        if not self.checks or run is None or item.__class__ is not dict:
+            return []
+        started = run.open.get(_identity(item), _MISSING)
+        return self._type_check(started, item, "updated", event)
+
+    def _item_completed(self, event):
+        out = []
+        run = self._in_run(event, out)
+        item = event.data.get("item")
+        if run.items is not None:
+            run.items.append(item)
+        if item.__class__ is not dict:
+            return out
+        kind = item.get("type")
+        call_id = _identity(item)
+        started = run.open.pop(call_id, _MISSING) if call_id is not None else _MISSING
+        if self.checks:
+            out += self._type_check(started, item, "completed", event)
+        if kind == "agent_message":
+            run.answered = True
+            text = item.get("text")
+            if text.__class__ is str:
+                run.answer = text
+                if text:
+                    out.append(Text(text=text, message=event.line if call_id is None
+                                    else call_id, source=event.source, line=event.line))
+        elif kind == "plan":  # the SDK's answer while no agent_message has given one
+            text = item.get("text")
+            if text.__class__ is str and run.answer == "":
+                run.answer = text
+        elif kind == "error":
+            if self.checks:
+                out.append(_note("error-item",
+                                 f'error item: "{_quote(item.get("message"))}"', event))
+        elif _is_tool(kind):
+            if started is _MISSING or not _is_tool(started):
+                if self.checks and kind in _STARTED:
+                    out.append(_note("item-start", f'{_quote(kind)} item '
+                                     f'"{_quote(call_id)}" completed with no item.started',
+                                     event))
+                out.append(self._call(ToolStart, kind, item, event))
+            out.append(self._call(ToolEnd, kind, item, event, outcome=_outcome(kind, item),
+                                  result=_pick(item, _RESULTS.get(kind), ("id", "type"))))
+            if (self.checks and kind == "command_execution"
+                    and item.get("status") == "completed" and item.get("exit_code") is None):
+                out.append(_note("exit-code-null", f'command "{_quote(call_id)}" completed '
+                                 "with exit_code null: closed by the CLI at the turn's end?",
+                                 event))
+        return out
+
+    def _call(self, event_class, kind, item, event, **fields):
+        """The ToolStart or ToolEnd of a tool item."""
+        return event_class(call_id=_identity(item), kind=_kind(kind, item),
+                           name=_name(kind, item),
+                           args=_pick(item, _ARGS.get(kind), ("id", "type", "status")),
+                           target=_target(kind, item), session_id=self.run.start.session_id,
+                           source=event.source, line=event.line, **fields)
+
+    def _type_check(self, started, item, verb, event):
+        kind = item.get("type")
+        if started is _MISSING or started == kind:
+            return []
+        return [_note("item-type", f'item "{_quote(_identity(item))}" started as '
+                      f'{_quote(started)} but {verb} as {_quote(kind)}', event)]
+
+
+_HANDLERS = {
+    "thread.started": Reader._thread_started,
+    "turn.started": Reader._turn_started,
+    "turn.completed": Reader._turn_completed,
+    "turn.failed": Reader._turn_failed,
+    "error": Reader._error,
+    "item.started": Reader._item_started,
+    "item.updated": Reader._item_updated,
+    "item.completed": Reader._item_completed,
+}
+
+
+def _identity(item):
+    """An item's id, which links its start and completion, or None.  A ``web_search``
+    item may hold ``id`` twice (the item's, then the search's, flattened beside it): the
+    decoder keeps the last, on both events alike."""
+    value = item.get("id")
+    return value if value.__class__ is str else None
+
+
+def _is_tool(kind):
+    return kind.__class__ is str and kind not in _NOT_TOOLS
+
+
+def _kind(kind, item):
+    """The common kind: a file_change is write when every change adds a file, delete
+    when every change deletes one, else edit; a type not in the table is its own kind."""
+    if kind == "file_change":
+        changes = item.get("changes")
+        kinds = {change.get("kind") if change.__class__ is dict else None
+                 for change in changes} if changes.__class__ is list else ()
+        if len(kinds) == 1:
+            only = next(iter(kinds))
+            if only == "add":
+                return "write"
+            if only == "delete":
+                return "delete"
+        return "edit"
+    return _KINDS.get(kind, kind)
+
+
+def _name(kind, item):
+    """The agent's own tool name: the item type, ``server/tool`` for MCP, the collab
+    tool for a collab call."""
+    if kind == "mcp_tool_call":
+        parts = [part for part in (item.get("server"), item.get("tool"))
+                 if part.__class__ is str]
+        return "/".join(parts) or kind
+    if kind == "collab_tool_call":
+        tool = item.get("tool")
+        return tool if tool.__class__ is str else kind
+    return kind
+
+
+def _target(kind, item):
+    """What the call acts on: the command, the first path changed, the search's query or
+    page, the MCP tool."""
+    if kind == "command_execution":
+        value = item.get("command")
+    elif kind == "file_change":
+        changes = item.get("changes")
+        first = changes[0] if changes.__class__ is list and changes else None
+        value = first.get("path") if first.__class__ is dict else None
+    elif kind == "web_search":
+        value = item.get("query")
+        action = item.get("action")
+        if (value.__class__ is not str or not value) and action.__class__ is dict:
+            value = action.get("url") or action.get("query")
+    elif kind == "mcp_tool_call":
+        value = _name(kind, item)
+    else:
+        value = None
+    return value if value.__class__ is str and value else None
+
+
+def _pick(item, keys, identity):
+    """The keys of ``item`` among ``keys`` (in that order), or when ``keys`` is None every
+    key but those of ``identity``; None when there are none."""
+    if keys is None:
+        picked = {key: value for key, value in item.items() if key not in identity}
+    else:
+        picked = {key: item[key] for key in keys if key in item}
+    return picked or None
+
+
+def _outcome(kind, item):
+    """How a tool item ended (AGENTS.md 5.2): a command by its status and exit code, any
+    item declined as rejected, failed as error, completed (or with no status) as
+    success."""
+    status = item.get("status")
+    if kind == "command_execution":
+        if status == "completed":
+            code = item.get("exit_code")
+            if code.__class__ in (int, float):
+                return "success" if code == 0 else "failure"
+            return "failure" if _is_raw_number(code) else "unknown"
+        if status == "failed":
+            return "failure"
+    if status == "declined":
+        return "rejected"
+    if status == "failed":
+        return "error"
+    if status is None or status == "completed":
+        return "success"
+    return "unknown"
+
+
+def _is_raw_number(value):
+    """Whether a value is a number beyond what orjson holds (never zero)."""
+    from ndagent.decoder import RawNumber
+
+    return value.__class__ is RawNumber
+
+
+def _usage(usage):
+    """{input, cacheRead, cacheWrite, output} of a turn's ``usage`` (AGENTS.md 6.5):
+    ``input_tokens`` counts the cached ones, which are taken out; a figure that is not a
+    number is None, a cache figure that is absent 0."""
+    if usage.__class__ is not dict:
+        return None
+    total = _tokens(usage.get("input_tokens"))
+    cached = _tokens(usage.get("cached_input_tokens", 0))
+    return {
+        "input": None if total is None or cached is None else total - cached,
+        "cacheRead": cached,
+        "cacheWrite": _tokens(usage.get("cache_write_input_tokens", 0)),
+        "output": _tokens(usage.get("output_tokens")),
+    }
+
+
+def _tokens(value):
+    return value if value.__class__ in (int, float) else None
+
+
+def _quote(text):
+    """Stream text (or a value that should have been text) for a message."""
+    from ndagent.terminal import quote
+
+    return quote(text if text.__class__ is str else repr(text))
+
+
+def _note(check, message, event):
+    return Note(check=check, message=message, source=event.source, line=event.line)
