@@ -1,0 +1,478 @@
+"""Google Gemini CLI: ``gemini -p ... --output-format stream-json``.
+
+What the stream means (AGENTS.md part 3): a run goes from ``init`` (or the first event
+after a ``result``) to its ``result``, ok for ``status: "success"``.  Assistant text
+comes as ``message`` deltas, never twice; the answer (the json mode's ``response``) is
+the deltas after the run's last tool event.  ``tool_use`` and ``tool_result`` are paired
+by ``tool_id``; ``error`` events are non-fatal notices.  The only figures are the
+``result``'s ``stats``; every event has an ISO ``timestamp``, the only clock.
+"""
+
+from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "Reader", "SEPARATOR", "decides", "markers"]
+
+NAME = "gemini"
+
+# The answer is the text after the last tool event: known only at the run's end.
+LIVE_ANSWER = False
+SEPARATOR = "\n\n"
+
+# The schema checks of AGENTS.md 6.4 (Gemini); the generic ones are the frame's.
+CHECKS = {
+    "init": ("warning", "a run does not begin with an init event"),
+    "timestamp": ("warning", "an event has no ISO 8601 timestamp"),
+    "user-message": ("warning", "a run has not exactly one user message after init"),
+    "delta": ("warning", "an assistant message is not marked delta: true"),
+    "error-event": ("warning", "the CLI wrote an error event (a failed run is reported "
+                               "once, at its result)"),
+    "tool-id": ("warning", "a tool_use has no tool_id: its result cannot be paired"),
+}
+
+# The tool names of the common kinds (AGENTS.md 5.1); mcp_<server>_<tool> is mcp, any
+# other tool keeps its own name as its kind.
+_KINDS = {
+    "run_shell_command": "shell",
+    "read_file": "read",
+    "read_many_files": "read",
+    "write_file": "write",
+    "replace": "edit",
+    "list_directory": "ls",
+    "glob": "glob",
+    "grep_search": "grep",
+    "search_file_content": "grep",
+    "google_web_search": "webSearch",
+    "web_fetch": "webFetch",
+    "write_todos": "updateTodos",
+    "invoke_agent": "task",
+    "codebase_investigator": "task",
+    "cli_help": "task",
+}
+
+# Where a call's parameters name what it acts on, in order.  A search is told by its
+# pattern rather than the folder it searches.
+_TARGET_KEYS = ("file_path", "dir_path", "command", "pattern", "query")
+_SEARCH_TARGET_KEYS = ("pattern", "dir_path", "file_path", "query")
+
+# How many open calls and error messages a run keeps (the oldest are dropped beyond).
+MAX_KEPT = 4096
+
+_BOUNDARIES = ((("type", "init"),), (("type", "result"),),
+               (("type", "error"), ("severity", "error")))
+_TOOL_EVENTS = ((("type", "tool_use"),), (("type", "tool_result"),))
+_ASSISTANT = ((("type", "message"), ("role", "assistant")),)
+_MARKERS = {
+    # Deltas, and the tool events that end a message.
+    "text": _ASSISTANT + _TOOL_EVENTS,
+    "tools": _TOOL_EVENTS,
+    # The answer, and every error event for the native object's warnings.
+    "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
+}
+
+
+def decides(data):
+    """Whether a decoded object is decisive for Gemini (AGENTS.md 4)."""
+    kind = data.get("type")
+    if kind == "message":
+        return "role" in data and data.get("content").__class__ is str
+    if kind == "tool_use" or kind == "tool_result":
+        return "tool_id" in data or "tool_name" in data
+    if kind == "init":
+        return "session_id" in data and "subtype" not in data
+    if kind == "error":
+        return "severity" in data
+    if kind == "result":
+        return data.get("status").__class__ is str
+    return False
+
+
+def markers(needs):
+    """The decoder markers of the lines that matter for ``needs``: always ``init``,
+    ``result`` and the severity-error events (a failure's text may be one's message)."""
+    found = list(_BOUNDARIES)
+    for need in sorted(needs):
+        for marker in _MARKERS[need]:
+            if marker not in found:
+                found.append(marker)
+    return tuple(found)
+
+
+def kind_of(name):
+    """The common kind of a Gemini tool name (None for no name)."""
+    if name.__class__ is not str:
+        return None
+    kind = _KINDS.get(name)
+    if kind is not None:
+        return kind
+    if name.startswith("mcp_"):
+        server, _, tool = name[4:].partition("_")
+        if server and tool:
+            return "mcp"
+    return name
+
+
+def target_of(kind, name, args):
+    """What a call acts on, for people: the tool name of an MCP tool, else the first
+    of the parameters that name a path, command, pattern or query; or None."""
+    if kind == "mcp":
+        return name
+    if args.__class__ is not dict:
+        return None
+    for key in _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS:
+        value = args.get(key)
+        if value.__class__ is str:
+            return value
+    return None
+
+
+def outcome_of(data):
+    """How a ``tool_result`` says its call ended (AGENTS.md 5.2)."""
+    status = data.get("status")
+    if status == "success":
+        return "success"
+    if status == "error":
+        error = data.get("error")
+        if error.__class__ is dict and error.get("type") == "policy_violation":
+            return "permissionDenied"
+        return "error"
+    return "unknown"
+
+
+def name_in_call_id(call_id):
+    """The tool name in a ``tool_id`` written ``<tool_name>-<epoch ms>-<hex>``, or None:
+    all that a ``tool_result`` whose ``tool_use`` was not seen tells of its tool."""
+    if call_id.__class__ is not str:
+        return None
+    parts = call_id.rsplit("-", 2)
+    if (len(parts) == 3 and parts[0] and parts[1].isascii() and parts[1].isdigit()
+            and parts[2] and all(c in "0123456789abcdef" for c in parts[2])):
+        return parts[0]
+    return None
+
+
+def epoch_ms(value):
+    """Milliseconds since the epoch of an ISO 8601 time with a zone
+    (``2026-05-11T08:02:14.310Z``, as JavaScript writes it), or None."""
+    if value.__class__ is not str:
+        return None
+    global _ISO
+    if _ISO is None:
+        import re
+
+        _ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})"
+                          r":([0-9]{2})(?:[.,]([0-9]+))?(?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))")
+    match = _ISO.fullmatch(value)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, sign, zone_h, zone_m = match.groups()
+    hour, minute, second = int(hour), int(minute), int(second)
+    if hour > 23 or minute > 59 or second > 60:
+        return None
+    from datetime import date
+
+    try:
+        days = date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY
+    except ValueError:
+        return None
+    seconds = ((days * 24 + hour) * 60 + minute) * 60 + second
+    if sign is not None:
+        offset = (int(zone_h) * 60 + int(zone_m)) * 60
+        seconds += -offset if sign == "+" else offset
+    return seconds * 1000 + (int(fraction[:3].ljust(3, "0")) if fraction else 0)
+
+
+_ISO = None
+_EPOCH_DAY = 719163  # date(1970, 1, 1).toordinal()
+
+
+def _number(value):
+    """A count from ``stats``, or None (a RawNumber, a bool or any other value)."""
+    cls = value.__class__
+    return value if cls is int or cls is float else None
+
+
+def usage_of(stats):
+    """``{input, cacheRead, cacheWrite, output}`` from a result's ``stats`` (AGENTS.md
+    6.5): ``input`` is the uncached part, ``input_tokens`` minus ``cached`` when the
+    stats lack it; Gemini reports no cache writes."""
+    if stats.__class__ is not dict:
+        return None
+    cached = _number(stats.get("cached"))
+    uncached = _number(stats.get("input"))
+    if uncached is None:
+        total = _number(stats.get("input_tokens"))
+        if total is not None:
+            uncached = total - (cached or 0)
+    return {"input": uncached, "cacheRead": 0 if cached is None else cached,
+            "cacheWrite": None, "output": _number(stats.get("output_tokens"))}
+
+
+class _Run:
+    """What a reader keeps of the run in hand: for the current run only, bounded."""
+
+    __slots__ = ("start", "init_ms", "pieces", "calls", "errors", "errors_seen",
+                 "last_error", "users", "last_line")
+
+    def __init__(self, start, init_ms):
+        self.start = start
+        self.init_ms = init_ms
+        self.pieces = []  # the text since the last tool event: what the answer is so far
+        self.calls = {}  # open calls: tool_id -> ToolStart, in start order
+        self.errors = {}  # error event number -> its message (the native warnings)
+        self.errors_seen = 0
+        self.last_error = None  # (number, message) of the last severity-error event
+        self.users = 0
+        self.last_line = start.line
+
+
+class Reader:
+    """Turns one input's decoded items into model events (``ndagent.formats``)."""
+
+    def __init__(self, source, checks=False):
+        self.source = source
+        self.checks = checks
+        self.run = None
+        # The key of the message in hand: a new message begins after each tool event.
+        self.message = 0
+        self._handlers = {
+            "message": self._message,
+            "tool_use": self._tool_use,
+            "tool_result": self._tool_result,
+            "error": self._error,
+        }
+
+    def event(self, event):
+        data = event.data
+        kind = event.type
+        out = []
+        run = self.run
+        if kind == "init":
+            if run is not None:
+                out.append(self._cut_off(run))
+            run = self._begin(event, data, out)
+        elif run is None:
+            run = self._begin(event, None, out)
+        run.last_line = event.line
+        if self.checks and epoch_ms(data.get("timestamp")) is None:
+            self._timestamp_note(event, data.get("timestamp"), out)
+        if kind == "result":
+            self._end(run, event, data, out)
+            self.run = None
+        else:
+            handler = self._handlers.get(kind)
+            if handler is not None:
+                handler(run, event, data, out)
+        return out
+
+    def skipped(self, item):
+        """Lines passed over: never an ``init`` (always decoded), but they may be the
+        first event after a result, which begins a run."""
+        out = []
+        run = self.run
+        if run is None:
+            run = self._begin(item, None, out)
+        run.last_line = item.line
+        return out
+
+    def finish(self):
+        run = self.run
+        if run is None:
+            return []
+        self.run = None
+        return [self._cut_off(run)]
+
+    # Runs.
+
+    def _begin(self, item, init, out):
+        self.message += 1
+        if init is None:
+            start = RunStart(agent=NAME, source=item.source, line=item.line)
+            init_ms = None
+        else:
+            session_id = init.get("session_id")
+            model = init.get("model")
+            start = RunStart(agent=NAME,
+                             session_id=session_id if session_id.__class__ is str else None,
+                             model=model if model.__class__ is str else None,
+                             source=item.source, line=item.line)
+            init_ms = epoch_ms(init.get("timestamp"))
+        run = self.run = _Run(start, init_ms)
+        out.append(start)
+        if init is None and self.checks:
+            kind = item.type
+            what = f'a "{_quote(kind)}" event' if kind is not None else "another event"
+            out.append(self._note(item, "init", f"the run begins with {what}, not init"))
+        return run
+
+    def _end(self, run, event, data, out):
+        if self.checks and run.users == 0:
+            out.append(self._note(event, "user-message", "no user message in the run"))
+        ok = data.get("status") == "success"
+        answer = "".join(run.pieces)
+        stats = data.get("stats")
+        native = {}
+        session_id = run.start.session_id
+        if session_id:
+            native["session_id"] = session_id
+        error = data.get("error")
+        if error is None:
+            native["response"] = answer
+        if "stats" in data:
+            native["stats"] = stats
+        used = None  # the error event whose message is the native error's
+        if error is not None:
+            native["error"] = error
+        elif not ok:
+            if run.last_error is not None:
+                used, message = run.last_error
+            else:
+                message = None
+            native["error"] = {"type": "INVALID_STREAM", "message": message}
+        warnings = [message for number, message in run.errors.items() if number != used]
+        if warnings:
+            native["warnings"] = warnings
+        out.append(RunEnd(start=run.start, cutoff=False, ok=ok,
+                          failure=None if ok else _failure(data, run), answer=answer,
+                          native=native, usage=usage_of(stats), cost_usd=None,
+                          duration_ms=self._duration(run, data, stats),
+                          model=run.start.model, source=event.source, line=event.line))
+
+    def _cut_off(self, run):
+        return RunEnd(start=run.start, cutoff=True, ok=False, answer="".join(run.pieces),
+                      model=run.start.model, source=run.start.source, line=run.last_line)
+
+    @staticmethod
+    def _duration(run, data, stats):
+        """``stats.duration_ms``; when 0 or absent (failed runs), the result's time
+        minus the init's."""
+        if stats.__class__ is dict:
+            duration = _number(stats.get("duration_ms"))
+            if duration is not None and duration > 0:
+                return duration
+        end_ms = epoch_ms(data.get("timestamp"))
+        if end_ms is None or run.init_ms is None or end_ms < run.init_ms:
+            return None
+        return end_ms - run.init_ms
+
+    # Events inside a run.
+
+    def _message(self, run, event, data, out):
+        role = data.get("role")
+        if role == "assistant":
+            text = data.get("content")
+            if self.checks and data.get("delta") is not True:
+                out.append(self._note(event, "delta",
+                                      'an assistant message without "delta": true'))
+            if text.__class__ is str and text:
+                run.pieces.append(text)
+                out.append(Text(text=text, message=self.message, source=event.source,
+                                line=event.line))
+        elif role == "user":
+            run.users += 1
+            if self.checks and run.users == 2:
+                out.append(self._note(event, "user-message",
+                                      "a second user message in the run"))
+
+    def _tool_use(self, run, event, data, out):
+        self._new_message(run)
+        call_id = data.get("tool_id")
+        name = data.get("tool_name")
+        name = name if name.__class__ is str else None
+        if call_id.__class__ is not str:
+            call_id = None
+            if self.checks:
+                tool = f'"{_quote(name)}"' if name is not None else "a tool"
+                out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
+                                                        "tool_id: its result cannot be paired"))
+        kind = kind_of(name)
+        args = data.get("parameters")
+        start = ToolStart(call_id=call_id, kind=kind, name=name, args=args,
+                          target=target_of(kind, name, args),
+                          session_id=run.start.session_id,
+                          time_ms=epoch_ms(data.get("timestamp")), source=event.source,
+                          line=event.line)
+        if call_id is not None:
+            calls = run.calls
+            calls.pop(call_id, None)
+            calls[call_id] = start
+            if len(calls) > MAX_KEPT:
+                del calls[next(iter(calls))]
+        out.append(start)
+
+    def _tool_result(self, run, event, data, out):
+        self._new_message(run)
+        call_id = data.get("tool_id")
+        call_id = call_id if call_id.__class__ is str else None
+        start = run.calls.pop(call_id, None) if call_id is not None else None
+        if start is not None:
+            kind, name, args, target = start.kind, start.name, start.args, start.target
+        else:
+            name = name_in_call_id(call_id)
+            kind = kind_of(name)
+            args = None
+            target = name if kind == "mcp" else None
+        outcome = outcome_of(data)
+        result = data.get("output")
+        if outcome != "success" and "error" in data:
+            result = data.get("error")
+        out.append(ToolEnd(call_id=call_id, kind=kind, name=name, args=args, target=target,
+                           session_id=run.start.session_id,
+                           time_ms=epoch_ms(data.get("timestamp")), outcome=outcome,
+                           result=result, source=event.source, line=event.line))
+
+    def _error(self, run, event, data, out):
+        message = data.get("message")
+        severity = data.get("severity")
+        if message.__class__ is str:
+            number = run.errors_seen = run.errors_seen + 1
+            errors = run.errors
+            errors[number] = message
+            if len(errors) > MAX_KEPT:
+                del errors[next(iter(errors))]
+            if severity == "error":
+                run.last_error = (number, message)
+        if self.checks:
+            text = _quote(message) if message.__class__ is str else ""
+            level = _quote(severity) if severity.__class__ is str else "?"
+            out.append(self._note(event, "error-event",
+                                  f'error event (severity "{level}"): "{text}"'))
+
+    def _new_message(self, run):
+        """A tool event: the text so far was interim, and later text is a new message."""
+        self.message += 1
+        run.pieces.clear()
+
+    # Notes.
+
+    def _timestamp_note(self, event, value, out):
+        if value is None:
+            message = "an event without a timestamp"
+        elif value.__class__ is str:
+            message = f'timestamp "{_quote(value)}" is not an ISO 8601 time'
+        else:
+            message = "a timestamp that is not a string"
+        out.append(self._note(event, "timestamp", message))
+
+    @staticmethod
+    def _note(item, check, message):
+        return Note(check=check, message=message, source=item.source, line=item.line)
+
+
+def _failure(data, run):
+    """Why a run failed: the result's ``error.message``, else the message of the run's
+    last severity-error event, else what the result says."""
+    error = data.get("error")
+    if error.__class__ is dict:
+        message = error.get("message")
+        if message.__class__ is str and message:
+            return message
+    if run.last_error is not None:
+        return run.last_error[1]
+    status = data.get("status")
+    return f'result status "{status}"' if status.__class__ is str else "result status"
+
+
+def _quote(text):
+    from ndagent.terminal import quote
+
+    return quote(text)
