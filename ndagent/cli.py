@@ -28,7 +28,8 @@ EXIT_STATUSES = (
     ("0", "success"),
     ("1", "the stream is bad or incomplete: no event at all, a run without a result\n"
           "event, a failed run, a bad line under --strict"),
-    ("2", "usage error, or a FILE that cannot be read"),
+    ("2", "usage error, a FILE that cannot be read or that is the output file,\n"
+          "output that cannot be written, or no memory for a line (--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
 )
 EXIT_STATUS_NOTE = """\

@@ -74,7 +74,8 @@ EXAMPLES = """\
 EXIT_STATUSES = (
     ("0", "no errors (warnings allowed, unless --strict)"),
     ("1", "errors found"),
-    ("2", "usage error, or a FILE that cannot be read"),
+    ("2", "usage error, a FILE that cannot be read or that is the output file,\n"
+          "output that cannot be written, or no memory for a line (--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
 )
 
