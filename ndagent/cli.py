@@ -355,7 +355,9 @@ class Command:
     def unreadable(self, item):
         where = item.source if item.line is None else f"{item.source}:{item.line}"
         self.say(f"{where}: cannot read: {item.reason}")
-        self.status = max(self.status, EXIT_USAGE)
+        # The OS's refusal is the user's to mend (status 2); text in another encoding
+        # is a bad stream (status 1).
+        self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
 
     def error(self, where, text):
         """An error at ``where`` (anything with ``source`` and ``line``): status 1."""

@@ -132,15 +132,16 @@ class Skipped:
 
 class Unreadable:
     """An input that could not be opened (``line`` None) or read to its end (``line``:
-    the first line not read); ``reason`` is the OS's word, or why the input cannot be
-    read as UTF-8 text."""
+    the first line not read); ``reason`` is the OS's word (``os_error``), or why the
+    input cannot be read as UTF-8 text."""
 
-    __slots__ = ("source", "line", "reason")
+    __slots__ = ("source", "line", "reason", "os_error")
 
-    def __init__(self, source, line, reason):
+    def __init__(self, source, line, reason, os_error=True):
         self.source = source
         self.line = line
         self.reason = reason
+        self.os_error = os_error
 
     def __repr__(self):
         return f"Unreadable({self.source!r}, {self.line}, {self.reason!r})"
@@ -944,7 +945,7 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
             chunk = start + chunk
             start = None
             if chunk[:2] in _UTF16_BOMS:
-                yield [Unreadable(source, 1, _UTF16)]
+                yield [Unreadable(source, 1, _UTF16, os_error=False)]
                 return
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]

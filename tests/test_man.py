@@ -140,8 +140,12 @@ def test_the_pages_are_installed_with_the_package(tmp_path):
                     "--no-build-isolation", "--wheel-dir", str(tmp_path), str(source)],
                    check=True, capture_output=True, timeout=120)
     (wheel,) = tmp_path.glob("ndagent-*.whl")
-    installed = {name.split("/data/", 1)[1] for name in zipfile.ZipFile(wheel).namelist()
-                 if ".data/data/" in name}
+    names = zipfile.ZipFile(wheel).namelist()
+    # Every module of the package, subpackages included (a package list that misses
+    # one installs a command that fails at its first import of it).
+    assert {name for name in names if name.endswith(".py")} == {
+        path.relative_to(ROOT).as_posix() for path in (ROOT / "ndagent").rglob("*.py")}
+    installed = {name.split("/data/", 1)[1] for name in names if ".data/data/" in name}
     completions = ROOT / "ndagent" / "completions"
     assert installed == {
         *(f"share/man/man1/{page.name}" for page in MAN.glob("*.1")),

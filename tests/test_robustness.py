@@ -726,7 +726,7 @@ def test_utf16_input_gets_one_message():
         assert done.stderr.decode() == (
             "ndagent-json: <stdin>:1: cannot read: UTF-16 text, not UTF-8: convert it first "
             "(iconv -f UTF-16 -t UTF-8)\n")
-        assert (done.returncode, done.stdout) == (2, b"")
+        assert (done.returncode, done.stdout) == (1, b"")
 
 
 # Bounded messages: however long the stream's strings, no message or diagnostic line is
