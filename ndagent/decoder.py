@@ -512,11 +512,13 @@ def _recover(line, loads):
     """(offset, value) of a whole object that begins inside a line that does not decode
     and runs to its end: a stream cut off, then another appended to it.  Places where
     ``{"type"`` begins are tried first, from the right, then the other ``{``; None when
-    none decodes within a few tries."""
+    none decodes within a few tries.  A ``{`` after ``:``, ``,`` or ``[`` is passed
+    over: there it may begin an object nested in the line cut short (whose last
+    object, cut just after it, decodes), which is no event of its own."""
     import re
 
     places = [match.start() for match in re.finditer(rb'\{[ \t\r]*"', line)
-              if match.start()]
+              if match.start() and line[:match.start()].rstrip(b" \t\r")[-1:] not in b":,["]
     typed = {place for place in places
              if line.startswith(b'type"', line.index(b'"', place) + 1)}
     order = sorted(places, key=lambda place: (place in typed, place), reverse=True)

@@ -280,3 +280,20 @@ def test_json_values_that_are_not_objects_are_bad_lines_in_both_modes(want):
         ("BadLine", 3, "not a JSON object but a number", None),
         ("Event", 4, None, {"type": "assistant"}),
     ]
+
+
+@pytest.mark.parametrize("cut", [
+    b'{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}]}',
+    b'{"type":"user","message":{"role":"user","content":[{"type":"text","text":"hi"}',
+    b'{"type":"assistant","message":{"content":[]},"x":{"type":"result","result":""}',
+])
+def test_a_line_cut_just_after_a_nested_object_gives_no_event_of_it(cut):
+    """The object nested in a line cut short decodes, but is no event: only an object
+    that begins where the cut part ends (not after ``:``, ``,`` or ``[``) is one."""
+    assert summary(items(cut + b"\n")) == [("BadLine", 1, summary_reason(cut), None)]
+
+
+def summary_reason(line):
+    value = decode_line(line)
+    assert type(value) is str
+    return value
