@@ -168,7 +168,7 @@ def result(answer="Done.", **fields):
 _ABSENT = object()
 
 
-def partial(message_id, inner, parent=None):
+def partial(inner, parent=None):
     return {"type": "stream_event", "event": inner, "session_id": SID,
             "parent_tool_use_id": parent, "uuid": "s-1"}
 
@@ -178,15 +178,15 @@ def streamed(message_id, index, *pieces, parent=None):
     ``index`` is 0)."""
     lines = []
     if index == 0:
-        lines.append(partial(message_id, {"type": "message_start", "message": {
+        lines.append(partial({"type": "message_start", "message": {
             "model": MODEL, "id": message_id, "type": "message", "role": "assistant",
             "content": [], "usage": usage(1)}}, parent))
-    lines.append(partial(message_id, {"type": "content_block_start", "index": index,
-                                      "content_block": {"type": "text", "text": ""}}, parent))
-    lines += [partial(message_id, {"type": "content_block_delta", "index": index,
-                                   "delta": {"type": "text_delta", "text": piece}}, parent)
+    lines.append(partial({"type": "content_block_start", "index": index,
+                          "content_block": {"type": "text", "text": ""}}, parent))
+    lines += [partial({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "text_delta", "text": piece}}, parent)
               for piece in pieces]
-    lines.append(partial(message_id, {"type": "content_block_stop", "index": index}, parent))
+    lines.append(partial({"type": "content_block_stop", "index": index}, parent))
     return lines
 
 
@@ -553,10 +553,10 @@ def test_unknown_events_and_blocks_are_passed_over(stream):
 def test_partial_messages_give_each_piece_once(stream):
     events = stream(init(), *streamed("msg_1", 0, "Looking", " for it."),
                     assistant("msg_1", text("Looking for it.")),
-                    partial("msg_1", {"type": "content_block_start", "index": 1,
-                                      "content_block": {"type": "tool_use", "id": "toolu_1",
-                                                        "name": "Grep", "input": {}}}),
-                    partial("msg_1", {"type": "content_block_delta", "index": 1, "delta": {
+                    partial({"type": "content_block_start", "index": 1,
+                             "content_block": {"type": "tool_use", "id": "toolu_1",
+                                               "name": "Grep", "input": {}}}),
+                    partial({"type": "content_block_delta", "index": 1, "delta": {
                         "type": "input_json_delta", "partial_json": '{"pattern": "x"}'}}),
                     assistant("msg_1", tool_use("toolu_1", "Grep", pattern="x")),
                     user(tool_result("toolu_1", "a:1")),
@@ -572,13 +572,12 @@ def test_partial_messages_give_each_piece_once(stream):
 
 
 def test_thinking_and_tool_input_deltas_are_no_text(stream):
-    events = stream(init(), partial("msg_1", {"type": "message_start",
-                                              "message": {"id": "msg_1"}}),
-                    partial("msg_1", {"type": "content_block_delta", "index": 0, "delta": {
+    events = stream(init(), partial({"type": "message_start", "message": {"id": "msg_1"}}),
+                    partial({"type": "content_block_delta", "index": 0, "delta": {
                         "type": "thinking_delta", "thinking": "Hmm."}}),
-                    partial("msg_1", {"type": "content_block_delta", "index": 1, "delta": {
+                    partial({"type": "content_block_delta", "index": 1, "delta": {
                         "type": "input_json_delta", "partial_json": "{"}}),
-                    partial("msg_1", {"type": "content_block_delta", "index": 2, "delta": {
+                    partial({"type": "content_block_delta", "index": 2, "delta": {
                         "type": "signature_delta", "signature": "abc"}}))
     assert of(events, Text) == []
 
@@ -602,8 +601,8 @@ def test_deltas_that_differ_from_their_block_are_reported(stream):
 
 
 def test_deltas_whose_block_start_was_not_seen_still_count_once(stream):
-    delta = partial("msg_1", {"type": "content_block_delta", "index": 0,
-                              "delta": {"type": "text_delta", "text": "Hi."}})
+    delta = partial({"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "text_delta", "text": "Hi."}})
     events = stream(init(), delta, assistant("msg_1", text("Hi.")), result("Hi."),
                     checks=True)
     assert messages(events) == ["Hi."]
@@ -917,7 +916,7 @@ def test_blocks_streamed_and_never_followed_are_bounded():
     reader = claude.Reader("s", True)
     reader.event(Event("s", 1, init()))
     for index in range(3 * claude.MAX_TRACKED):
-        reader.event(Event("s", 2, partial("msg_1", {
+        reader.event(Event("s", 2, partial({
             "type": "content_block_start", "index": index,
             "content_block": {"type": "text", "text": ""}})))
     assert len(reader.run.streamed) == len(reader.run.unchecked) == claude.MAX_TRACKED
