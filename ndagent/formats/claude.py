@@ -1,0 +1,707 @@
+"""Claude Code's stream (``claude -p --output-format stream-json --verbose``): what it means.
+
+The one module that knows this stream (AGENTS.md part 1 in the project's specification,
+and its decisions in parts 4 to 6).  What it takes care of:
+
+- runs: one begins at ``system/init``, or at the first event after the previous run's
+  ``result`` (``system`` lines other than ``init``, such as the ``hook_*`` ones before
+  it, and ``rate_limit_event`` lines are information only and begin none); a run ends
+  at its ``result``, failed when ``is_error`` is true whatever the ``subtype`` says;
+- key order: nothing here looks at a line's bytes, only at decoded objects, so a
+  ``result`` line that begins ``{"is_error":...`` is a result like any other;
+- one content block per ``assistant`` line, the message's ``id`` and ``usage`` repeated
+  on each: text is keyed by the message id, usage is only ever the ``result``'s;
+- subagents: lines with ``parent_tool_use_id`` set give no text, but their tool calls
+  are calls of the run (``parent``);
+- ``--include-partial-messages``: the text of a block that came as ``text_delta``s is
+  not handed on again when the whole block follows (it is only compared with them);
+- the answer is the text of the last main-thread message (``result.result`` of a run
+  that ended well), and ``json``'s object is the ``result`` event as it is.
+"""
+
+from io import StringIO
+
+from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+
+NAME = "claude"
+
+# The answer is known at the run's end only: before the result, no message is known to
+# be the last (AGENTS.md 6.2).
+LIVE_ANSWER = False
+SEPARATOR = "\n\n"
+
+# The checks of this format that ``validate`` adds to the generic ones (AGENTS.md 6.4).
+CHECKS = {
+    "session": ("warning", "an event's session_id is not the one its run began with"),
+    "init": ("warning", "a run does not begin with system/init (after any hook lines)"),
+    "fields": ("error", "a result lacks is_error (a boolean), duration_ms, num_turns, "
+                        "session_id, or, when is_error is false, result"),
+    "result-index": ("warning", "result_index does not grow by one from run to run"),
+    "answer": ("warning", "the result's text is not the text of the run's last "
+                          "main-thread assistant message"),
+    "deltas": ("warning", "the text deltas of a block differ from the whole block that "
+                          "follows them"),
+    "api-retry": ("warning", "the CLI retried a request to the API (system/api_retry)"),
+}
+
+# How many tool calls, and streamed text blocks of one message, are kept track of at
+# once: a hostile stream may start calls without end.  The oldest are dropped beyond.
+MAX_TRACKED = 4096
+
+# Claude's tools by common kind (AGENTS.md 5.1); ``mcp__SERVER__TOOL`` is mcp, and a tool
+# outside the table keeps its own name as its kind.
+_KINDS = {
+    "Bash": "shell",
+    "Read": "read",
+    "NotebookRead": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "Glob": "glob",
+    "Grep": "grep",
+    "LS": "ls",
+    "WebFetch": "webFetch",
+    "WebSearch": "webSearch",
+    "TodoWrite": "updateTodos",
+    "TaskCreate": "updateTodos",
+    "TaskUpdate": "updateTodos",
+    "Task": "task",
+    "Agent": "task",
+}
+# The API's own tools (``server_tool_use`` blocks).
+_SERVER_KINDS = {"web_search": "webSearch", "web_fetch": "webFetch"}
+
+# Where a call names what it acts on, in order.
+_TARGET_KEYS = ("file_path", "notebook_path", "command", "pattern", "url", "query")
+
+# How a tool_result with is_error true begins when permission was not given (the CLI
+# writes "... to use Bash", "... to write to PATH", "... to edit PATH"), when the user
+# refused the call, and when a shell command exited non-zero.
+_NOT_GRANTED = ("Claude requested permissions to ", "This command requires approval")
+_REFUSED = "The user doesn't want to proceed with this tool use"
+_EXIT_CODE = "Exit code "
+
+# Events that begin no run: information between runs or inside one.
+_INFORMATION = ("system", "rate_limit_event")
+
+
+def decides(data):
+    """Whether a decoded object is Claude's and no other agent's (AGENTS.md 4)."""
+    kind = data.get("type")
+    if kind == "system":
+        subtype = data.get("subtype")
+        if subtype == "init":
+            return data.get("tools").__class__ is list or "claude_code_version" in data
+        return subtype.__class__ is str
+    if kind == "assistant" or kind == "user":
+        if "uuid" in data:
+            return True
+        message = data.get("message")
+        if message.__class__ is not dict:
+            return False
+        if "id" in message:
+            return True
+        content = message.get("content")
+        return content.__class__ is list and any(
+            block.__class__ is dict and block.get("type") == "tool_result" for block in content)
+    if kind == "result":
+        return "num_turns" in data or "total_cost_usd" in data or "modelUsage" in data
+    return kind in ("stream_event", "rate_limit_event", "conversation_reset")
+
+
+def markers(needs):
+    """The decoder markers of the lines that can matter for ``needs``.
+
+    Always: ``system`` (runs begin at init; the other subtypes must be told from it),
+    ``result`` (runs end), ``rate_limit_event`` (begins no run, so it must be seen) and
+    ``assistant`` (tool calls, text, a failed local command, the answer of a run cut
+    off).  ``user`` lines end tool calls; ``stream_event`` lines carry text deltas, for
+    the text and for the answer of a run cut off in the middle of a message."""
+    found = [(("type", "system"),), (("type", "result"),), (("type", "rate_limit_event"),),
+             (("type", "assistant"),)]
+    if "text" in needs or "ends" in needs:
+        found.append((("type", "stream_event"),))
+    if "tools" in needs:
+        found.append((("type", "user"),))
+    return tuple(found)
+
+
+class _Run:
+    """What is known of the run in progress."""
+
+    __slots__ = ("start", "session_id", "session_reported", "last_source", "last_line",
+                 "calls", "local_failure", "message", "text", "streamed", "unchecked",
+                 "has_message")
+
+    def __init__(self, start):
+        self.start = start
+        self.session_id = start.session_id
+        self.session_reported = False
+        self.last_source = start.source
+        self.last_line = start.line
+        self.calls = {}  # call id -> (kind, name), oldest first, bounded
+        self.local_failure = None  # the text of a failed local command's message
+        # The last main-thread assistant message: its key, and its text so far (the
+        # deltas and whole text blocks, joined with nothing).
+        self.message = None
+        self.text = None
+        self.has_message = False
+        # Its text blocks that came as deltas: content index -> a digest of their text
+        # (None when not checking), and those not yet followed by their whole block.
+        self.streamed = {}
+        self.unchecked = []
+
+    def enter(self, key):
+        """The main-thread message a line belongs to, by its id: a new one when the id
+        differs (an unnamed message, begun by deltas whose message_start was not seen,
+        takes the first id it is given)."""
+        if not self.has_message or (key != self.message and self.message is not None):
+            self.new_message(key)
+        else:
+            self.message = key
+
+    def new_message(self, key):
+        self.message = key
+        self.text = StringIO()
+        self.has_message = True
+        self.streamed = {}
+        self.unchecked = []
+
+    def answer(self):
+        """The text of the last main-thread message, or None when there was none."""
+        return self.text.getvalue() if self.has_message else None
+
+
+class Reader:
+    """Turns one input's decoded items into model events (``ndagent.model``)."""
+
+    def __init__(self, source, checks=False):
+        # ``source``: the input's name, which every item carries too.
+        self.checks = checks
+        self.run = None
+        self.last_index = None  # the result_index of the input's previous result
+
+    def event(self, event):
+        """The model events of one decoded line."""
+        data = event.data
+        kind = event.type
+        run = self.run
+        out = []
+        if kind == "system" and data.get("subtype") == "init":
+            if run is not None:
+                out.append(self._cut_off(run))
+            run = self._begin(event, data, out)
+        elif run is None:
+            if kind in _INFORMATION:
+                if self.checks and kind == "system":
+                    self._system(None, event, data, out)
+                return out
+            run = self._begin(event, None, out)
+        run.last_source, run.last_line = event.source, event.line
+        if self.checks:
+            self._check_session(run, event, data, out)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, run, event, data, out)
+        return out
+
+    def skipped(self, item):
+        """Lines passed over: they cannot be of a kind that begins no run, so after a
+        result they begin the next one."""
+        out = []
+        run = self.run
+        if run is None:
+            run = self._begin(item, None, out)
+        run.last_source, run.last_line = item.source, item.line
+        return out
+
+    def finish(self):
+        """The end of the input: the run in progress, if any, was cut off."""
+        run = self.run
+        if run is None:
+            return []
+        return [self._cut_off(run)]
+
+    # Runs.
+
+    def _begin(self, item, init, out):
+        if init is None:
+            start = RunStart(agent=NAME, source=item.source, line=item.line)
+        else:
+            start = RunStart(agent=NAME, session_id=_string(init.get("session_id")),
+                             model=_string(init.get("model")), cwd=_string(init.get("cwd")),
+                             source=item.source, line=item.line)
+        out.append(start)
+        if init is None and self.checks:
+            out.append(Note(check="init", message="the run does not begin with system/init",
+                            source=item.source, line=item.line))
+        run = self.run = _Run(start)
+        return run
+
+    def _cut_off(self, run):
+        """The RunEnd of a run that the input, or the next run, cut off: the answer it
+        would have had is its last main-thread message's text."""
+        self.run = None
+        return RunEnd(start=run.start, cutoff=True, ok=False, answer=run.answer(),
+                      model=run.start.model, source=run.last_source, line=run.last_line)
+
+    def _result(self, run, event, data, out):
+        self.run = None
+        failure = _failure(data, run.local_failure)
+        ok = failure is None
+        answer = data.get("result") if ok else None
+        if self.checks:
+            self._check_result(run, event, data, ok, out)
+        out.append(RunEnd(start=run.start, cutoff=False, ok=ok, failure=failure,
+                          answer=answer if answer.__class__ is str else None, native=data,
+                          usage=_usage(data), cost_usd=_cost(data),
+                          duration_ms=_number(data.get("duration_ms")), model=run.start.model,
+                          source=event.source, line=event.line))
+
+    # Assistant lines: text and tool calls.
+
+    def _assistant(self, run, event, data, out):
+        message = data.get("message")
+        if message.__class__ is not dict:
+            return
+        content = message.get("content")
+        if content.__class__ is str:
+            content = ({"type": "text", "text": content},)
+        elif content.__class__ is not list:
+            return
+        parent = data.get("parent_tool_use_id")
+        key = _string(message.get("id"))
+        main = parent is None
+        if main:
+            run.enter(key)
+        for block in content:
+            if block.__class__ is not dict:
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                if main:
+                    self._whole_text(run, event, block.get("text"), out)
+            elif kind == "tool_use" or kind == "server_tool_use":
+                out.append(self._tool_start(run, event, data, block, key, parent))
+            elif kind.__class__ is str and kind.endswith("_tool_result"):
+                out.append(self._server_tool_end(run, event, data, block, parent))
+        if main and run.local_failure is None and _local_command_failed(data, message):
+            run.local_failure = _message_text(content)
+
+    def _whole_text(self, run, event, text, out):
+        """A whole text block: a text piece, unless it came as deltas already (then it
+        only checks them)."""
+        if text.__class__ is not str:
+            return
+        if run.unchecked:
+            digest = run.unchecked.pop(0)
+            if digest is not None and not digest.matches(text):
+                out.append(Note(check="deltas", message="the text deltas of a block differ "
+                                "from the whole block", source=event.source, line=event.line))
+            return
+        if text:
+            run.text.write(text)
+            out.append(Text(text=text, message=run.message, source=event.source,
+                            line=event.line))
+
+    def _tool_start(self, run, event, data, block, message_id, parent):
+        call_id = _string(block.get("id"))
+        name = _string(block.get("name"))
+        kind = _kind(name, block.get("type") == "server_tool_use")
+        args = block.get("input")
+        if call_id is not None:
+            calls = run.calls
+            calls.pop(call_id, None)
+            calls[call_id] = (kind, name)
+            if len(calls) > MAX_TRACKED:
+                del calls[next(iter(calls))]
+        return ToolStart(call_id=call_id, kind=kind, name=name, args=args,
+                         target=_target(kind, name, args),
+                         session_id=_string(data.get("session_id")),
+                         model_call_id=_string(message_id), parent=_string(parent),
+                         time_ms=_epoch_ms(data.get("timestamp")), source=event.source,
+                         line=event.line)
+
+    def _server_tool_end(self, run, event, data, block, parent):
+        """The end of one of the API's own tools (``web_search_tool_result``, ...), in the
+        same assistant message as its start."""
+        content = block.get("content")
+        failed = content.__class__ is dict and str(content.get("type")).endswith("_error")
+        return self._tool_end(run, event, data, block.get("tool_use_id"),
+                              "error" if failed else "success", content, parent)
+
+    def _tool_end(self, run, event, data, call_id, outcome, result, parent):
+        call_id = _string(call_id)
+        kind, name = run.calls.pop(call_id, (None, None))
+        return ToolEnd(call_id=call_id, kind=kind, name=name,
+                       session_id=_string(data.get("session_id")), parent=_string(parent),
+                       time_ms=_epoch_ms(data.get("timestamp")), outcome=outcome,
+                       result=result, source=event.source, line=event.line)
+
+    # User lines: tool results.
+
+    def _user(self, run, event, data, out):
+        message = data.get("message")
+        content = message.get("content") if message.__class__ is dict else None
+        if content.__class__ is not list:
+            return  # a prompt: a string, or text blocks
+        results = [block for block in content
+                   if block.__class__ is dict and block.get("type") == "tool_result"]
+        # The tool's structured output belongs to the line, so to its one result only.
+        extra = data.get("tool_use_result") if len(results) == 1 else None
+        parent = data.get("parent_tool_use_id")
+        for block in results:
+            call_id = block.get("tool_use_id")
+            known = run.calls.get(call_id) if call_id.__class__ is str else None
+            result = {"content": block.get("content")}
+            if extra is not None:
+                result["tool_use_result"] = extra
+            out.append(self._tool_end(run, event, data, call_id,
+                                      _outcome(block, known[0] if known else None), result,
+                                      parent))
+
+    # Partial messages.
+
+    def _stream_event(self, run, event, data, out):
+        if data.get("parent_tool_use_id") is not None:
+            return  # a subagent's: never text
+        inner = data.get("event")
+        if inner.__class__ is not dict:
+            return
+        kind = inner.get("type")
+        if kind == "content_block_delta":
+            delta = inner.get("delta")
+            if delta.__class__ is dict and delta.get("type") == "text_delta":
+                self._delta(run, event, inner.get("index"), delta.get("text"), out)
+        elif kind == "message_start":
+            message = inner.get("message")
+            run.enter(_string(message.get("id")) if message.__class__ is dict else None)
+        elif kind == "content_block_start":
+            block = inner.get("content_block")
+            if block.__class__ is dict and block.get("type") == "text":
+                self._open_block(run, _index(inner.get("index")))
+                self._delta(run, event, inner.get("index"), block.get("text"), out)
+
+    def _open_block(self, run, index):
+        """A text block that comes as deltas (``index``: its place in the message):
+        its whole text, when it follows, is not text again, only checked against them."""
+        if not run.has_message:
+            run.new_message(None)
+        digest = Answer() if self.checks else None
+        streamed = run.streamed
+        streamed.pop(index, None)
+        streamed[index] = digest
+        run.unchecked.append(digest)
+        if len(streamed) > MAX_TRACKED:
+            del streamed[next(iter(streamed))]
+        if len(run.unchecked) > MAX_TRACKED:
+            del run.unchecked[0]
+        return digest
+
+    def _delta(self, run, event, index, text, out):
+        if text.__class__ is not str or not text:
+            return
+        index = _index(index)
+        if run.has_message and index in run.streamed:
+            digest = run.streamed[index]
+        else:
+            digest = self._open_block(run, index)  # its start was not seen
+        if digest is not None:
+            digest.add(text)
+        run.text.write(text)
+        out.append(Text(text=text, message=run.message, source=event.source,
+                        line=event.line))
+
+    # System lines and checks.
+
+    def _system(self, run, event, data, out):
+        if self.checks and data.get("subtype") == "api_retry":
+            out.append(Note(check="api-retry", message=_retry_message(data),
+                            source=event.source, line=event.line))
+
+    def _check_session(self, run, event, data, out):
+        session_id = data.get("session_id")
+        if session_id.__class__ is not str:
+            return
+        if run.session_id is None:
+            run.session_id = session_id
+        elif session_id != run.session_id and not run.session_reported:
+            run.session_reported = True
+            out.append(Note(check="session", message=f'session_id "{_quote(session_id)}", '
+                            f'not "{_quote(run.session_id)}" as the run began with',
+                            source=event.source, line=event.line))
+
+    def _check_result(self, run, event, data, ok, out):
+        def note(check, message):
+            out.append(Note(check=check, message=message, source=event.source,
+                            line=event.line))
+
+        problems = _result_problems(data)
+        if problems:
+            note("fields", "the result " + "; ".join(problems))
+        index = data.get("result_index")
+        if index.__class__ is int:
+            if self.last_index is not None and index != self.last_index + 1:
+                note("result-index", f"result_index {index} follows {self.last_index}")
+            self.last_index = index
+        text = data.get("result")
+        if ok and text.__class__ is str and run.has_message:
+            last = run.text.getvalue()
+            if text != last:
+                note("answer", f"the result's text ({len(text)} characters) is not the last "
+                               f"main-thread message's ({len(last)} characters)")
+
+
+_HANDLERS = {
+    "assistant": Reader._assistant,
+    "user": Reader._user,
+    "stream_event": Reader._stream_event,
+    "result": Reader._result,
+    "system": Reader._system,
+}
+
+
+def _string(value):
+    return value if value.__class__ is str else None
+
+
+def _index(value):
+    """A content block's index as a key: an integer, or None for anything else."""
+    return value if value.__class__ is int else None
+
+
+def _number(value):
+    """A JSON number as a number, or None (a RawNumber is no number to compute with)."""
+    return value if value.__class__ is int or value.__class__ is float else None
+
+
+def _quote(text):
+    from ndagent.terminal import quote
+
+    return quote(text)
+
+
+def _kind(name, server=False):
+    """The common kind of a tool name."""
+    if name is None:
+        return "function"
+    if server:
+        return _SERVER_KINDS.get(name, name)
+    kind = _KINDS.get(name)
+    if kind is not None:
+        return kind
+    return "mcp" if name.startswith("mcp__") else name
+
+
+def _target(kind, name, args):
+    """What a call acts on, for people: an MCP tool's name, else the first of its
+    path, command, pattern, url or query."""
+    if kind == "mcp":
+        return name
+    if args.__class__ is dict:
+        for key in _TARGET_KEYS:
+            value = args.get(key)
+            if value.__class__ is str:
+                return value
+    return None
+
+
+def _outcome(block, kind):
+    """How a tool_result says its call ended (AGENTS.md 5.2), as far as known at the
+    result: ``result.permission_denials`` comes only at the run's end."""
+    if block.get("is_error") is not True:
+        return "success"
+    text = _result_text(block.get("content"))
+    if text.startswith(_NOT_GRANTED) or _denied().search(text):
+        return "permissionDenied"
+    if text.startswith(_REFUSED):
+        return "rejected"
+    if kind == "shell" and text.startswith(_EXIT_CODE):
+        return "failure"
+    return "error"
+
+
+_DENIED = None
+
+
+def _denied():
+    global _DENIED
+    if _DENIED is None:
+        import re
+
+        _DENIED = re.compile(r"Permission to use .+? has been denied")
+    return _DENIED
+
+
+def _result_text(content):
+    """The text of a tool_result's content: the string, or its first text block's."""
+    if content.__class__ is str:
+        return content
+    if content.__class__ is list:
+        for block in content:
+            if block.__class__ is dict and block.get("text").__class__ is str:
+                return block["text"]
+    return ""
+
+
+def _message_text(content):
+    """The text blocks of a message's content, joined with nothing."""
+    return "".join(block["text"] for block in content
+                   if block.__class__ is dict and block.get("type") == "text"
+                   and block.get("text").__class__ is str)
+
+
+def _local_command_failed(data, message):
+    """Whether an assistant line reports a failed local slash command (``/compact``)."""
+    for place in (data, message):
+        outcome = place.get("local_command_outcome")
+        if outcome.__class__ is dict and outcome.get("kind") == "failed":
+            return True
+    return False
+
+
+def _failure(data, local_failure):
+    """Why a run failed, picked as the SDK does, or None when it ended well.
+
+    ``is_error`` decides, whatever the subtype (an API failure comes as ``success``);
+    a result without a boolean ``is_error`` (not written by any known version) is taken
+    as failed when its subtype is not ``success``.  A run whose ``is_error`` is false
+    failed all the same when a local command in it failed, or when it was aborted."""
+    is_error = data.get("is_error")
+    subtype = data.get("subtype")
+    reason = data.get("terminal_reason")
+    if is_error is True or (is_error.__class__ is not bool and subtype.__class__ is str
+                            and subtype != "success"):
+        return _failure_text(data)
+    if local_failure is not None:
+        return local_failure or "a local command failed"
+    if reason.__class__ is str and reason.startswith("aborted"):
+        return _failure_text(data)
+    return None
+
+
+def _filled(text):
+    return text.__class__ is str and text.strip() != ""
+
+
+def _failure_text(data):
+    """The joined ``errors``, else ``result``, else a subtype other than ``success``,
+    else the API's HTTP status, else the terminal reason."""
+    errors = data.get("errors")
+    if errors.__class__ is list:
+        texts = [error for error in errors if _filled(error)]
+        if texts:
+            return "; ".join(texts)
+    text = data.get("result")
+    if _filled(text):
+        return text
+    subtype = data.get("subtype")
+    if _filled(subtype) and subtype != "success":
+        return subtype
+    status = data.get("api_error_status")
+    if status is not None and status.__class__ is not bool and \
+            status.__class__ in (int, float, str):
+        return f"API error (HTTP {status})"
+    reason = data.get("terminal_reason")
+    if _filled(reason):
+        return reason
+    return "the result reports is_error"
+
+
+def _result_problems(data):
+    """What a result lacks of the fields every version writes."""
+    from ndagent.decoder import RawNumber
+
+    problems = []
+    if data.get("is_error").__class__ is not bool:
+        problems.append('has no boolean "is_error"')
+    for name, kinds in (("duration_ms", (int, float, RawNumber)),
+                        ("num_turns", (int, RawNumber)), ("session_id", (str,))):
+        if name not in data:
+            problems.append(f'has no "{name}"')
+        elif data[name].__class__ not in kinds:
+            problems.append(f'has a "{name}" of the wrong type')
+    if data.get("is_error") is False and data.get("result").__class__ is not str:
+        problems.append('has no "result" text, with is_error false')
+    return problems
+
+
+def _usage(data):
+    """The run's tokens (AGENTS.md 6.5): ``modelUsage``, every model's, when it is a
+    non-empty object (it matches the cost, subagents and background calls included);
+    else ``usage``, the main thread's.  A figure that is not a number is None."""
+    models = data.get("modelUsage")
+    if models.__class__ is dict and models:
+        figures = [figures for figures in models.values() if figures.__class__ is dict]
+        names = ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
+                 "outputTokens")
+    else:
+        usage = data.get("usage")
+        if usage.__class__ is not dict:
+            return None
+        figures = [usage]
+        names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                 "output_tokens")
+    totals = {}
+    for field, name in zip(("input", "cacheRead", "cacheWrite", "output"), names):
+        total = 0
+        for each in figures:
+            value = each.get(name, 0)
+            if value.__class__ is not int and value.__class__ is not float:
+                total = None
+                break
+            total += value
+        totals[field] = total
+    return totals
+
+
+def _cost(data):
+    """``total_cost_usd`` (``cost_usd`` in older versions), in USD."""
+    cost = _number(data.get("total_cost_usd"))
+    return cost if cost is not None else _number(data.get("cost_usd"))
+
+
+def _retry_message(data):
+    attempt, most = data.get("attempt"), data.get("max_retries")
+    error = data.get("error")
+    said = "the CLI retried a request to the API"
+    if _number(attempt) is not None and _number(most) is not None:
+        said += f" (attempt {attempt} of {most})"
+    if _filled(error):
+        said += f': "{_quote(error)}"'
+    return said
+
+
+_TIMESTAMP = None
+
+
+def _epoch_ms(value):
+    """An ISO 8601 timestamp (``2026-06-02T09:14:07.512Z``) in epoch milliseconds, or
+    None.  Without an offset, it is taken as UTC."""
+    global _TIMESTAMP
+    if value.__class__ is not str:
+        return None
+    if _TIMESTAMP is None:
+        import re
+
+        _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})"
+                                r":([0-9]{2})(?:[.,]([0-9]+))?([Zz]|[+-][0-9]{2}:?[0-9]{2})?")
+    match = _TIMESTAMP.fullmatch(value)
+    if match is None:
+        return None
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime(*(int(part) for part in match.groups()[:6]), tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    ms = int(moment.timestamp()) * 1000
+    fraction, offset = match.group(7), match.group(8)
+    if fraction:
+        ms += int(fraction[:3].ljust(3, "0"))
+    if offset and offset not in "Zz":
+        digits = offset[1:].replace(":", "")
+        minutes = int(digits[:2]) * 60 + int(digits[2:])
+        ms -= minutes * 60_000 if offset[0] == "+" else -minutes * 60_000
+    return ms
