@@ -147,6 +147,32 @@ class InProcess:
         return file.read()
 
 
+def model_events(module, source, checks=False, needs=None, name=None):
+    """The model events a format module's Reader makes of an input (a path, or bytes),
+    fed as the frame feeds it: every line decoded, or with ``needs`` only the lines its
+    markers select, the others handed over as Skipped."""
+    import io
+
+    from ndagent.decoder import Event, Selection, Skipped, batches
+
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+        source.name = name or "input"
+    else:
+        source = str(source)
+    reader = module.Reader(name or str(source) if isinstance(source, str) else source.name,
+                           checks)
+    want = None if needs is None else Selection(module.markers(needs))
+    events = []
+    for batch in batches([source], want=want):
+        for item in batch:
+            if item.__class__ is Event:
+                events += reader.event(item)
+            elif item.__class__ is Skipped:
+                events += reader.skipped(item)
+    return events + reader.finish()
+
+
 def lines_of(name):
     return fixture(name).read_bytes().splitlines(keepends=True)
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent.decoder import Event, Selection, Skipped, batches, iter_items
+from ndagent.decoder import Event, iter_items
 from ndagent.formats import claude
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
@@ -29,27 +30,12 @@ MODEL = "claude-sonnet-4-5-20250929"
 
 def read(path, checks=False):
     """Every model event of an input, every line decoded."""
-    reader = claude.Reader(str(path), checks)
-    events = []
-    for item in iter_items([str(path)]):
-        if item.__class__ is Event:
-            events += reader.event(item)
-        elif item.__class__ is Skipped:
-            events += reader.skipped(item)
-    return events + reader.finish()
+    return model_events(claude, path, checks)
 
 
 def read_selected(path, needs):
     """The model events of an input read with the markers of ``needs``."""
-    reader = claude.Reader(str(path), False)
-    events = []
-    for batch in batches([str(path)], want=Selection(claude.markers(needs))):
-        for item in batch:
-            if item.__class__ is Event:
-                events += reader.event(item)
-            elif item.__class__ is Skipped:
-                events += reader.skipped(item)
-    return events + reader.finish()
+    return model_events(claude, path, needs=needs)
 
 
 def write(directory, lines):

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent.decoder import Event, Selection, Skipped, batches, encode_line, iter_items
+from ndagent.decoder import Event, encode_line, iter_items
 from ndagent.formats import codex
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
@@ -37,22 +38,7 @@ THREAD = "019b3e4f-7a21-7c90-b4d2-5e8f1a3c6d70"
 def read(source, checks=True, needs=None):
     """The model events of an input (a path, or bytes): every line decoded, or with
     ``needs`` only those the markers select."""
-    if isinstance(source, bytes):
-        source = io.BytesIO(source)
-    reader = codex.Reader("input", checks)
-    out = []
-    if needs is None:
-        for item in iter_items([source]):
-            if isinstance(item, Event):
-                out += reader.event(item)
-        return out + reader.finish()
-    for batch in batches([source], want=Selection(codex.markers(needs))):
-        for item in batch:
-            if isinstance(item, Event):
-                out += reader.event(item)
-            elif isinstance(item, Skipped):
-                out += reader.skipped(item)
-    return out + reader.finish()
+    return model_events(codex, source, checks, needs, name="input")
 
 
 def stream(*lines):
@@ -397,7 +383,7 @@ def test_success_with_one_tool_call():
     for call in (start, end):
         assert call.session_id == THREAD
         assert (call.model_call_id, call.parent, call.time_ms) == (None, None, None)
-        assert call.source == "<stream>"
+        assert call.source == "input"
     assert events[-1].usage == {"input": 1302, "cacheRead": 6912, "cacheWrite": 0,
                                 "output": 187}
     assert events[-1].start is events[0]

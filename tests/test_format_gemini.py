@@ -15,10 +15,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent.decoder import Event, Selection, Skipped, batches, decode_line, iter_items
+from ndagent.decoder import Event, Selection, Skipped, decode_line, iter_items
 from ndagent.formats import gemini
 from ndagent.model import KINDS, OUTCOMES, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
@@ -144,18 +145,7 @@ def stream(*lines):
 def read(data, checks=False, needs=None, source="t"):
     """The model events of a stream's bytes: every line decoded, or (``needs``) only the
     lines the module's markers select, the others handed over as Skipped."""
-    reader = gemini.Reader(source, checks)
-    want = None if needs is None else Selection(gemini.markers(needs))
-    handle = io.BytesIO(data)
-    handle.name = source
-    out = []
-    for batch in batches([handle], want=want):
-        for item in batch:
-            if isinstance(item, Event):
-                out += reader.event(item)
-            elif isinstance(item, Skipped):
-                out += reader.skipped(item)
-    return out + reader.finish()
+    return model_events(gemini, data, checks, needs, name=source)
 
 
 def read_file(path, checks=False):
