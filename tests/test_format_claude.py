@@ -878,8 +878,10 @@ def test_calls_never_ended_are_tracked_in_bounded_memory():
         assert len(reader.run.calls) == min(count, claude.MAX_TRACKED)
         return peak
 
+    # Ten times the calls: not ten times the memory (the peak holds passing objects
+    # too, so it is compared by ratio, not to the byte).
     small, large = feed(claude.MAX_TRACKED), feed(10 * claude.MAX_TRACKED)
-    assert large - small < 256 << 10
+    assert large < 2 * small
 
 
 def test_a_long_message_of_deltas_is_kept_as_its_text():
