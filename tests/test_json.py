@@ -109,3 +109,16 @@ def test_real_captures(path):
     done = run("json", path)
     assert (done.returncode, done.stderr) == (0, b"")
     assert orjson.loads(done.stdout) == result_event(path)
+
+
+def test_numbers_are_the_same_values_in_their_shortest_form(call, write):
+    """What the README and --help say of values: the same JSON values, numbers in their
+    shortest form, and a number beyond 64 bits or a double exactly as written."""
+    result = (b'{"type":"result","subtype":"success","is_error":false,"duration_ms":1E3,'
+              b'"duration_api_ms":1.50,"result":"","session_id":"s","huge":'
+              + b"9" * 30 + b',"big":-1e400}')
+    path = write([b'{"type":"system","subtype":"init","session_id":"s"}', result])
+    status, out, err = call(main, path)
+    assert (status, err) == (0, "")
+    assert b'"duration_ms":1000.0,"duration_api_ms":1.5,' in out
+    assert out.endswith(b'"huge":' + b"9" * 30 + b',"big":-1e400}\n')
