@@ -421,9 +421,18 @@ class Selection:
         # The same table with str values, for decoded objects.
         self.decoded = {key: {value.decode(): rests for value, rests in values.items()}
                         for key, values in self.table.items()}
+        # (key, values) when every marker is one pair of that key: the usual case.
+        self.quick = None
+        if len(self.patterns) == 1 and self.patterns[0][2]:
+            (key, values), = self.decoded.items()
+            self.quick = key, frozenset(values)
 
     def wants(self, data):
         """Whether a decoded object has every pair of one of the markers."""
+        quick = self.quick
+        if quick is not None:
+            value = data.get(quick[0])
+            return value.__class__ is str and value in quick[1]
         for key, values in self.decoded.items():
             value = data.get(key)
             if value.__class__ is str:
@@ -619,8 +628,20 @@ class _Lines:
         self._add(line[place:], number, append, value)
 
     def take(self, text, start, end, number, append):
-        """The items of the selected line ``text[start:end]``."""
-        self._add(text[start:end], number, append)
+        """The items of the selected line ``text[start:end]`` (``_add`` made quick for a
+        line that decodes to an object)."""
+        line = text[start:end]
+        try:
+            value = self.loads(line)
+        except _NOT_DECODED:
+            self._add(line, number, append)
+            return
+        if value.__class__ is not dict:
+            self._add(line, number, append, value)
+        elif self.wants(value):
+            append(Event(self.source, number, value))
+        else:
+            append(Skipped(self.source, number))
 
     def _selected(self, text, begin, end):
         """Decode only the lines that may hold a wanted event (``Selection.starts``);
