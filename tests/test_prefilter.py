@@ -207,7 +207,8 @@ def outputs(verb, path, options, parallel):
         decoder.PARALLEL_FROM = saved
 
 
-@EXAMPLES
+# Each example forks a child for every command: a tenth of the examples of the others.
+@settings(EXAMPLES, max_examples=max(EXAMPLES.max_examples // 10, 20))
 @given(streams())
 def test_property_two_processes_print_what_one_prints(tmp_path_factory, stream):
     path = tmp_path_factory.mktemp("two") / "run.ndjson"

@@ -21,6 +21,8 @@ def main():
                         help="examples per property (default: %(default)s)")
     parser.add_argument("--round", type=int, default=2_500,
                         help="examples per Hypothesis run (default: %(default)s)")
+    parser.add_argument("-k", dest="only", default="",
+                        help="only the properties whose name holds this text")
     args = parser.parse_args()
     os.environ["NDAGENT_EXAMPLES"] = str(args.round)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,7 +32,8 @@ def main():
     import test_robustness
 
     properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder)
-                  for name, test in vars(module).items() if name.startswith("test_property_")]
+                  for name, test in vars(module).items()
+                  if name.startswith("test_property_") and args.only in name]
     runner = conftest.InProcess
     rounds = -(-args.examples // args.round)
     failed = False
