@@ -32,21 +32,15 @@ EXAMPLES = """\
     sort -rn | head -n 3 | cut -f 2"""
 
 
-def build_parser():
-    return cli.command_parser("json", SUMMARY, DESCRIPTION, EXAMPLES)
-
-
 class JsonCommand(cli.Command):
-    want = frozenset({"result"})
+    VERB, SUMMARY, DESCRIPTION, EXAMPLES = "json", SUMMARY, DESCRIPTION, EXAMPLES
+    needs = frozenset({"ends"})
     exact = True
 
-    def end_run(self, run):
-        if run.result is not None:
-            from ndagent.stream import json_format
-
-            self.out.write_json(json_format(run.result.data))
-        super().end_run(run)
+    def end_run(self, end, pending):
+        if end.native is not None:
+            self.out.write_json(end.native)
+        super().end_run(end, pending)
 
 
-def main(argv=None):
-    return cli.run_command(build_parser, JsonCommand, argv)
+build_parser, main = JsonCommand.build_parser, JsonCommand.main

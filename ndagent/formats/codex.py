@@ -18,10 +18,13 @@ objects of no agent) neither begin a run nor end one.
 
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "Reader", "SEPARATOR", "decides", "markers",
-           "old_format"]
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "OLD_FORMAT", "Reader", "SEPARATOR", "decides",
+           "markers", "old_format"]
 
 NAME = "codex"
+
+# What is said of an input in the format before 0.44.
+OLD_FORMAT = "unsupported codex format (before 0.44)"
 
 # The answer is the last agent_message, known only at the turn's end.
 LIVE_ANSWER = False
@@ -175,7 +178,7 @@ class Reader:
             return handler(self, event)
         if self.checks and not self.old_warned and old_format(event.data):
             self.old_warned = True  # once: every line of such an input is of that shape
-            return [_note("old-format", "unsupported codex format (before 0.44)", event)]
+            return [_note("old-format", OLD_FORMAT, event)]
         return []
 
     def skipped(self, item):

@@ -65,6 +65,7 @@ _MARKERS = {
     # Deltas, and the tool events that end a message.
     "text": _ASSISTANT + _TOOL_EVENTS,
     "tools": _TOOL_EVENTS,
+    "tool_ends": _TOOL_EVENTS,
     # The answer, and every error event for the native object's warnings.
     "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
 }
@@ -228,7 +229,7 @@ class _Run:
 class Reader:
     """Turns one input's decoded items into model events (``ndagent.formats``)."""
 
-    def __init__(self, source, checks=False):
+    def __init__(self, source, checks=False, needs=None):
         self.source = source
         self.checks = checks
         self.run = None
