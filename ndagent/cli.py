@@ -401,10 +401,14 @@ class Command:
         """The run is over (``end``: its RunEnd; ``pending``: the kept values of its
         calls never ended).  By default a run cut off, or one that failed, is an error."""
         if end.cutoff:
-            self.error(end.start, "run ended without a result event: the agent failed or "
-                                  "was cut off")
+            self.error(end.start, self.cut_off(end))
         elif not end.ok:
             self.error(end, self.failure(end))
+
+    def cut_off(self, end):
+        """The message of a run cut off."""
+        return (f"run ended without {self.format.RUN_END}: the agent failed or was cut "
+                "off")
 
     @staticmethod
     def failure(end):

@@ -14,12 +14,13 @@ SUMMARY = "check a stream against the format, with exact line numbers"
 CHECKS = {
     "json": ("error", "a line is not a JSON object in UTF-8"),
     "truncated": ("error", "the last line, with no newline, is not whole JSON: cut off"),
+    "noise": ("warning", "a line is not JSON, where the agent writes such lines (gemini)"),
     "agent": ("error", "the input is no agent's stream, or not the one --agent names"),
     "call-twice": ("error", "a call_id is started again while still open"),
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
     "call-untracked": ("error", "a call is no longer tracked: too many calls open at once"),
-    "no-result": ("error", "a run ends without a result event"),
+    "no-result": ("error", "a run ends without its end event (Cursor's result)"),
     "no-run": ("error", "the input holds no event: the agent printed nothing"),
     "answer": ("error", "the rebuilt answer differs from the result event's text"),
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
@@ -154,8 +155,7 @@ class ValidateCommand(cli.Command):
     def end_run(self, end, pending):
         start = end.start
         if end.cutoff and not end.stray:
-            self.report(start, "no-result",
-                        "run ended without a result event: the agent failed or was cut off")
+            self.report(start, "no-result", self.cut_off(end))
         for line, shown in pending:
             self.report(_At(start.source, line), "call-unfinished",
                         f'call "{quote(shown)}" was started and never completed')
@@ -171,7 +171,12 @@ class ValidateCommand(cli.Command):
             self.report(end, "failed-run", self.failure(end))
 
     def bad_line(self, bad):
-        self.report(bad, "truncated" if bad.cut_off else "json", bad.message)
+        if bad.cut_off:
+            self.report(bad, "truncated", bad.message)
+        elif getattr(self.format, "NOISE_LINES", False):
+            self.report(bad, "noise", bad.message)
+        else:
+            self.report(bad, "json", bad.message)
 
     def no_run(self, source):
         self.report(_At(source, 1), "no-run",

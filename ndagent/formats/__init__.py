@@ -21,6 +21,9 @@ nothing else, and offers:
 - ``LIVE_ANSWER``: whether the answer is all the Text of a run, printed as it arrives
   (Cursor), rather than known only at the run's end;
 - ``SEPARATOR``: what ``result --live`` prints between two messages' Text;
+- ``RUN_END``: the event that ends a run, for the message of a run cut off;
+- ``NOISE_LINES``: whether the agent itself writes lines that are not JSON on its
+  stream (``validate`` warns of them rather than count them errors);
 - optionally ``old_format(data)`` and ``OLD_FORMAT``: an object of an older shape of
   the agent's stream, which ndagent does not read, and the message that says so.
 

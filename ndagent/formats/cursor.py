@@ -11,14 +11,16 @@ from ndagent.decoder import RawNumber, Skipped
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, json_size
 from ndagent.terminal import quote
 
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "Reader", "SEPARATOR", "STRICT_ONLY", "TYPES",
-           "decides", "markers"]
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
+           "STRICT_ONLY", "TYPES", "Reader", "decides", "markers"]
 
 NAME = "cursor"
 
 # The answer is every assistant segment, printed as it arrives; segments join with nothing.
 LIVE_ANSWER = True
 SEPARATOR = ""
+RUN_END = "a result event"
+NOISE_LINES = False
 
 # The schema checks (the generic ones are validate's own).
 CHECKS = {
