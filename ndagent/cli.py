@@ -107,6 +107,18 @@ def _argparse():
 _COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 
 
+# What every command's --help says of the agents it reads.
+AGENTS_HELP = """\
+Agents: each FILE (and standard input) is read as the stream of the agent that its
+first JSON objects tell, by their keys and values: Cursor ('cursor-agent -p
+--output-format stream-json'), Codex ('codex exec --json') or Gemini ('gemini -p
+--output-format stream-json'); objects before the first decisive one are held and
+handled after it. With none in 100 objects or in the whole input, an input whose
+objects all have types Cursor uses is Cursor's (so is one with no object); any other is
+reported, 'not an agent stream', and not read (status 1). --agent NAME names the agent
+instead: an input of another agent is reported and not read (status 1)."""
+
+
 def command_parser(verb, summary, description, examples, converter=True,
                    exit_statuses=EXIT_STATUSES,
                    files_help="input streams, read in order as one; '-' or none: standard "
@@ -116,7 +128,7 @@ def command_parser(verb, summary, description, examples, converter=True,
     argparse, parser_class = _argparse()
     parser = parser_class(
         prog=f"ndagent-{verb}",
-        description=f"{summary}.\n\n{description}",
+        description=f"{summary}.\n\n{description}\n\n{AGENTS_HELP}",
         epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -171,8 +183,9 @@ def _keep_parts(parser, summary, description, examples, exit_statuses):
 SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
 
 DESCRIPTION = """\
-Small Unix filters for the NDJSON event streams that AI coding agents print (the Cursor
-Agent CLI's --output-format stream-json).
+Small Unix filters for the NDJSON event streams that AI coding agents print: the Cursor
+Agent CLI's --output-format stream-json, 'codex exec --json' and the Gemini CLI's
+--output-format stream-json. Each input's agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
 tells more."""
@@ -407,8 +420,8 @@ class Command:
 
     def cut_off(self, end):
         """The message of a run cut off."""
-        return (f"run ended without {self.format.RUN_END}: the agent failed or was cut "
-                "off")
+        end_event = getattr(self.format, "RUN_END", "its end event")
+        return f"run ended without {end_event}: the agent failed or was cut off"
 
     @staticmethod
     def failure(end):
@@ -520,8 +533,10 @@ def _load_decoder():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-# How much of a regular file is read ahead to tell its agent before it is decoded.
+# How much of a regular file is read ahead to tell its agent before it is decoded; how
+# many items of standard input are held at most until its agent is told.
 DETECT_HEAD = 1 << 20
+HOLD_LINES = 10_000
 
 
 class _Where:
@@ -718,13 +733,18 @@ def _handle(state, command, reader, pairer, batch):
     """Hand one batch of items to the reader, the pairer and the command."""
     from ndagent.decoder import BadLine, Event, Skipped
 
-    feed_event, feed_skipped = reader.event, reader.skipped
+    feed_event, feed_skipped, text = reader.event, reader.skipped, command.text
+    text_class = _MODEL[2]
     for item in batch:
         kind = item.__class__
         if kind is Event:
             state.events += 1
             found = feed_event(item)
-            if found and _dispatch(command, pairer, found):
+            if not found:
+                continue
+            if len(found) == 1 and found[0].__class__ is text_class:  # the usual case
+                text(found[0])
+            elif _dispatch(command, pairer, found):
                 state.began = True
         elif kind is Skipped:
             found = feed_skipped(item)
@@ -760,8 +780,10 @@ def _selection(module, needs, selection_class):
 
 
 def _hold(batch, held, detector):
-    """Hold the items of an input whose agent is not told yet: ``([], decision)``, the
-    decision None while undecided (the items are held)."""
+    """Hold the items of an input whose agent is not told yet: ``(the items after the
+    decisive one, decision)``, the decision None while undecided (the items are held).
+    Past HOLD_LINES items (lines that are no objects: noise, bad lines) it is taken as
+    at the end of the input, so that what is held stays bounded."""
     from ndagent.decoder import Event
 
     for index, item in enumerate(batch):
@@ -771,6 +793,8 @@ def _hold(batch, held, detector):
                 held.extend(batch[:index + 1])
                 return batch[index + 1:], decision
     held.extend(batch)
+    if len(held) >= HOLD_LINES:
+        return [], detector.end()
     return [], None
 
 

@@ -14,8 +14,13 @@ or a double, which is written as it stands. This is what 'cursor-agent -p
 --output-format json' prints, made from a stream-json capture. A run with no result event prints no
 line, and is reported on standard error at the line where it began (status 1).
 
-Only lines that may hold a result or init event are decoded (wherever the type
-stands in the line, however it is spelt): a line that is not a JSON object is still
+For Codex, each run is the SDK's Turn, {"items":[...],"finalResponse":...,"usage":...}
+(a failed run prints no line, as the SDK throws); for Gemini, the object of its json
+mode, {"session_id","response","stats","error","warnings"}, made from the stream
+(stats in the stream's reduced form; a failed run's object is printed, status 1).
+
+For Cursor, only lines that may hold a result or init event are decoded (wherever the
+type stands in the line, however it is spelt): a line that is not a JSON object is still
 noticed when it does not look like one ({...}); 'ndagent validate' checks every line
 in full.
 

@@ -13,6 +13,12 @@ count, since the CLI repeats their text as whole segments. The rebuilt answer is
 against the result event's own text, with a warning when they differ. A run with no
 result event still prints what it rebuilt, then is reported (status 1).
 
+For Codex and Gemini the answer is what their json modes report, known only at the
+run's end and printed then: the last agent_message (Codex), the text after the run's
+last tool call (Gemini); a failed run prints nothing. --live prints every assistant
+text as it arrives instead, interim messages included, an empty line between two
+messages (Cursor's segments join with nothing, as its answer does).
+
 When standard output is a terminal, control characters other than newline and tab are
 spelt out (\\x1b) rather than sent raw, as are the bidirectional controls and the tag
 characters (\\u202e, \\U000e0001), which reorder or hide text."""
@@ -53,28 +59,28 @@ class ResultCommand(cli.Command):
         self.for_terminal = os.isatty(out.fd)
         self.answer = Answer()
         self.message = None  # the key of the message whose text was printed last
-
-    def streams(self):
-        """Whether the answer is printed as it arrives, rather than at the run's end."""
-        return not self.args.from_result and (self.format.LIVE_ANSWER or self.args.live)
+        self.streaming = False
 
     def begin_run(self, start):
         from ndagent.model import Answer
 
         self.answer = Answer()
         self.message = None
+        # Whether the answer is printed as it arrives, rather than at the run's end.
+        self.streaming = not self.args.from_result and (self.format.LIVE_ANSWER
+                                                        or self.args.live)
 
     def text(self, piece):
-        if self.streams():
+        if self.streaming:
             text = piece.text
-            if self.answer.length and piece.message != self.message:
+            if piece.message != self.message and self.answer.length:
                 text = self.format.SEPARATOR + text
             self.message = piece.message
             self.answer.add(text)
             self.print(text)
 
     def end_run(self, end, pending):
-        if self.streams():
+        if self.streaming:
             answer = self.answer
             self.end_line(answer.length and not answer.ends_with_newline)
             if not end.cutoff and self.format.LIVE_ANSWER and not answer.matches(end.answer):

@@ -24,6 +24,11 @@ its run. Only what the records need of the calls still open is kept in memory, a
 most {MAX_OPEN_CALLS} calls and {MAX_OPEN_BYTES >> 20} MiB (estimated): beyond that the oldest
 are printed as pending at once, with a warning.
 
+For Codex, call_id is the item id, name the item type (server/tool for MCP), args and
+result the item's fields (command; exit_code and aggregated_output; ...), duration_ms
+null (the stream has no clock); for Gemini, call_id is tool_id, name tool_name, args
+the parameters, result the output or error.
+
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
 text -v'), with backslash, tab, newline and carriage return written as \\\\, \\t, \\n

@@ -35,10 +35,12 @@ well-formed, complete, successful run: one line per finding, as it is found,
 then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. Each
 FILE is checked as a stream of its own. The status is 1 when there is an error.
 
-Whatever real streams contain is valid: the documented events and fields, and what
-the CLI adds to them (thinking and interaction_query events, timestamp_ms,
-model_call_id, usage, calls completed without being started, ...). Event types and
-fields unknown even to that are accepted, and reported under --strict only. Blank
+Each agent has the generic checks (bad lines, runs, calls, failed runs, the answer)
+and its own (listed below). For Cursor, whatever real streams contain is valid: the
+documented events and fields, and what the CLI adds to them (thinking and
+interaction_query events, timestamp_ms, model_call_id, usage, calls completed without
+being started, ...). Event types and fields unknown even to that are accepted, and
+reported under --strict only. Blank
 lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
 constant however long the stream: the answer is compared by digest, and at most
 {MAX_OPEN_CALLS} calls open at once are tracked, beyond which the oldest is reported

@@ -102,6 +102,13 @@ class Text(_Event):
 
     __slots__ = ("text", "message", "source", "line")
 
+    def __init__(self, text=None, message=None, source=None, line=None):
+        # Spelt out: the most frequent event, made for each piece of text.
+        self.text = text
+        self.message = message
+        self.source = source
+        self.line = line
+
 
 class ToolStart(_Event):
     """A tool call begins.  ``kind``: the common kind; ``name``: the agent's own tool

@@ -82,3 +82,15 @@ def test_a_codex_answer_is_printed_at_the_end_of_its_run(call):
     status, out, err = call(result_main, CODEX_INTERIM)
     assert (status, err) == (0, "")
     assert out == b"Node 20.11.1 with lockfile version 3: they match.\n"
+
+
+def test_standard_input_of_noise_is_held_only_so_long():
+    """Lines that are no objects are held until the agent is told, but not without end:
+    past cli.HOLD_LINES (checked after each block read) the input is decided as at its
+    end (Cursor, for no object)."""
+    from ndagent import cli
+
+    noise = b"noise\n" * (cli.HOLD_LINES * 20)  # more than one block read
+    done = run("json", "-q", input=noise + CODEX.read_bytes())
+    assert done.returncode == 1
+    assert b"run ended without a result event" in done.stderr

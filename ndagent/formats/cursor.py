@@ -526,10 +526,14 @@ class Reader:
         self.follows_result = None
 
     def event(self, event):
-        out = []
         run = self.run
         kind = event.type
         data = event.data
+        if kind == "assistant" and run is not None and not run.ended and not self.checks:
+            # The most frequent event, made quick: no run begins or ends at it.
+            text = self._text(run, data)
+            return [Text(text, None, event.source, event.line)] if text else _NONE
+        out = []
         if kind == "system" and begins_run(data) or run is None or run.ended:
             run = self._begin(event, out)
         if kind == "result":
@@ -675,6 +679,9 @@ class Reader:
             first, line = run.session
             out.append(_note("session", f'session_id "{quote(value)}" differs from the run\'s '
                              f'"{quote(first)}" (line {line})', event))
+
+
+_NONE = ()
 
 
 def _note(check, message, event):
