@@ -119,6 +119,22 @@ class ToolStart(_Event):
     __slots__ = ("call_id", "kind", "name", "args", "target", "session_id",
                  "model_call_id", "parent", "time_ms", "source", "line")
 
+    def __init__(self, call_id=None, kind=None, name=None, args=None, target=None,
+                 session_id=None, model_call_id=None, parent=None, time_ms=None,
+                 source=None, line=None):
+        # Spelt out, as for Text: one for each tool call.
+        self.call_id = call_id
+        self.kind = kind
+        self.name = name
+        self.args = args
+        self.target = target
+        self.session_id = session_id
+        self.model_call_id = model_call_id
+        self.parent = parent
+        self.time_ms = time_ms
+        self.source = source
+        self.line = line
+
 
 class ToolEnd(_Event):
     """A tool call ends: its ``outcome`` (one of OUTCOMES but pending) and ``result``;
@@ -128,6 +144,23 @@ class ToolEnd(_Event):
     __slots__ = ("call_id", "kind", "name", "args", "target", "session_id",
                  "model_call_id", "parent", "time_ms", "outcome", "result", "source",
                  "line")
+
+    def __init__(self, call_id=None, kind=None, name=None, args=None, target=None,
+                 session_id=None, model_call_id=None, parent=None, time_ms=None,
+                 outcome=None, result=None, source=None, line=None):
+        self.call_id = call_id
+        self.kind = kind
+        self.name = name
+        self.args = args
+        self.target = target
+        self.session_id = session_id
+        self.model_call_id = model_call_id
+        self.parent = parent
+        self.time_ms = time_ms
+        self.outcome = outcome
+        self.result = result
+        self.source = source
+        self.line = line
 
 
 class Note(_Event):

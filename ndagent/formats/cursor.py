@@ -495,7 +495,8 @@ class _Run:
     """One run: where it began, whether its result was read, and what its answer and
     checks need."""
 
-    __slots__ = ("start", "ended", "partial", "session", "first_event", "stray")
+    __slots__ = ("start", "ended", "partial", "session", "session_id", "first_event",
+                 "stray")
 
     def __init__(self, start):
         self.start = start
@@ -504,6 +505,7 @@ class _Run:
         # assistant event (None until then).
         self.partial = None
         self.session = None  # (session_id, line) of the run's first session_id
+        self.session_id = None  # the same session_id alone, for the quick test
         self.first_event = True
         self.stray = False  # the run is events after a result, with no init
 
@@ -529,22 +531,38 @@ class Reader:
         run = self.run
         kind = event.type
         data = event.data
-        if kind == "assistant" and run is not None and not run.ended and not self.checks:
-            # The most frequent event, made quick: no run begins or ends at it.
-            text = self._text(run, data)
-            return [Text(text, None, event.source, event.line)] if text else _NONE
+        if run is not None and not run.ended and kind != "system" and kind != "result" \
+                and kind != "tool_call":
+            # The most frequent events, made quick: no run begins or ends at them.
+            out = _NONE
+            if self.checks:
+                problems = event_problems(data)
+                session_id = data.get("session_id")
+                if problems or run.first_event or session_id is None \
+                        or session_id != run.session_id:
+                    out = self._check(run, event, problems)
+            if kind != "assistant":
+                return out
+            partial = run.partial
+            if partial is None:
+                partial = run.partial = "timestamp_ms" in data and "model_call_id" not in data
+            if partial and ("timestamp_ms" not in data or "model_call_id" in data):
+                return out  # a flush of text that came as deltas
+            text = assistant_text(data)
+            if text:
+                return [*out, Text(text, None, event.source, event.line)]
+            return out
         out = []
         if kind == "system" and begins_run(data) or run is None or run.ended:
             run = self._begin(event, out)
         if kind == "result":
             run.ended = True
         if self.checks:
-            self._check(run, event, out)
+            out += self._check(run, event, event_problems(data))
         if kind == "assistant":
             text = self._text(run, data)
             if text:
-                out.append(Text(text=text, message=None, source=event.source,
-                                line=event.line))
+                out.append(Text(text, None, event.source, event.line))
         elif kind == "tool_call":
             self._tool(event, out)
         elif kind == "result":
@@ -612,9 +630,12 @@ class Reader:
         if call is None:
             if self.checks:  # validate still pairs its call_id (and reports the rest)
                 if subtype == "started" or subtype == "completed":
-                    kind = ToolStart if subtype == "started" else ToolEnd
-                    out.append(kind(call_id=call_id(data), outcome="unknown",
-                                    source=event.source, line=event.line))
+                    if subtype == "started":
+                        out.append(ToolStart(call_id=call_id(data), source=event.source,
+                                             line=event.line))
+                    else:
+                        out.append(ToolEnd(call_id=call_id(data), outcome="unknown",
+                                           source=event.source, line=event.line))
                 return
             # Still a tool event: the text after it is not the run's final message.
             out.append(Note(check="tool-unnamed", message="skipped: a tool_call event that "
@@ -638,19 +659,25 @@ class Reader:
 
     # Checks (validate).
 
-    def _check(self, run, event, out):
+    def _check(self, run, event, problems):
+        """The Notes of an event's checks, ``problems`` its ``event_problems`` (usually
+        none: an empty tuple)."""
         data = event.data
+        out = _NONE
         if run.first_event:
             run.first_event = False
+            out = []
             self._check_beginning(run, event, out)
-        for check, message in event_problems(data):
-            out.append(Note(check=check, message=message, source=event.source,
-                            line=event.line))
-        kind = event.type
+        if problems:
+            out = [*out, *(Note(check=check, message=message, source=event.source,
+                                line=event.line) for check, message in problems)]
         session_id = data.get("session_id")
-        if (session_id is None or run.session is None or session_id != run.session[0]) \
-                and kind is not None and (kind in TYPES or "session_id" in data):
-            self._check_session(run, event, out)
+        if session_id is None or session_id != run.session_id:
+            kind = event.type
+            if kind is not None and (kind in TYPES or "session_id" in data):
+                out = list(out)
+                self._check_session(run, event, out)
+        return out
 
     def _check_beginning(self, run, event, out):
         if begins_run(event.data):
@@ -675,6 +702,7 @@ class Reader:
                              event))
         elif run.session is None:
             run.session = (value, event.line)
+            run.session_id = value
         elif value != run.session[0]:
             first, line = run.session
             out.append(_note("session", f'session_id "{quote(value)}" differs from the run\'s '
