@@ -1,8 +1,9 @@
 """ndagent: small Unix filters for the NDJSON event streams of AI coding agents.
 
 The commands are ``ndagent json``, ``result``, ``text``, ``tools`` and ``validate``.
-For scripts, ``ndagent.decoder`` reads streams (``iter_items``, ``batches``) and
-``ndagent.stream`` knows what the events mean (runs, tool calls, the answer).
+For scripts, ``ndagent.decoder`` reads streams (``iter_items``, ``batches``), each
+agent's module in ``ndagent.formats`` knows what its events mean, and ``ndagent.model``
+holds the common events they become (runs, text, tool calls).
 """
 
 import os

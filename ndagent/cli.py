@@ -13,14 +13,24 @@ import sys
 
 from ndagent import __version__
 
-# The commands, in the order the top-level help lists them: (verb, what it is for).
-COMMANDS = (
-    ("json", "convert a stream to the single-object json output format"),
-    ("result", "reassemble the assistant's full answer"),
-    ("text", "print one line per tool call, as the text output format does"),
-    ("tools", "print one record per tool call, its start and completion paired"),
-    ("validate", "check a stream against the format, with exact line numbers"),
-)
+# The verbs, in the order the top-level help lists them: each is the module
+# ndagent.cmd_VERB, whose Command class says the rest (COMMANDS).
+VERBS = ("json", "result", "text", "tools", "validate")
+
+# VERB -> its Command class, filled as the classes are defined.
+_REGISTRY = {}
+
+
+def __getattr__(name):
+    """``COMMANDS``: ((verb, summary), ...), from the verbs' classes (imported when
+    asked for: a command needs only its own)."""
+    if name == "COMMANDS":
+        from importlib import import_module
+
+        for verb in VERBS:
+            import_module(f"ndagent.cmd_{verb}")
+        return tuple((verb, _REGISTRY[verb].SUMMARY) for verb in VERBS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # The exit statuses every command shares, (status, meaning), and a note after them: the
 # one source of the "exit status:" part of --help and of the man pages' EXIT STATUS.
@@ -98,6 +108,18 @@ def _argparse():
 _COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 
 
+# What every command's --help says of the agents it reads.
+AGENTS_HELP = """\
+Agents: each FILE (and standard input) is read as the stream of the agent that its
+first JSON objects tell, by their keys and values: Cursor ('cursor-agent -p
+--output-format stream-json'), Codex ('codex exec --json') or Gemini ('gemini -p
+--output-format stream-json'); objects before the first decisive one are held and
+handled after it. With none in 100 objects or in the whole input, an input whose
+objects all have types Cursor uses is Cursor's (so is one with no object); any other is
+reported, 'not an agent stream', and not read (status 1). --agent NAME names the agent
+instead: an input of another agent is reported and not read (status 1)."""
+
+
 def command_parser(verb, summary, description, examples, converter=True,
                    exit_statuses=EXIT_STATUSES,
                    files_help="input streams, read in order as one; '-' or none: standard "
@@ -107,13 +129,19 @@ def command_parser(verb, summary, description, examples, converter=True,
     argparse, parser_class = _argparse()
     parser = parser_class(
         prog=f"ndagent-{verb}",
-        description=f"{summary}.\n\n{description}",
+        description=f"{summary}.\n\n{description}\n\n{AGENTS_HELP}",
         epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _keep_parts(parser, summary, description, examples, exit_statuses)
     files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
     files.complete = _COMPLETE_FILES
+    from ndagent.formats import NAMES
+
+    parser.add_argument(
+        "--agent", choices=("auto", *NAMES), default="auto",
+        help="the agent whose stream each FILE is: auto (the default) tells it from the "
+             "first objects of each FILE: " + ", ".join(NAMES))
     parser.add_argument(
         "--max-line", type=_size, default=_MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "
@@ -156,8 +184,9 @@ def _keep_parts(parser, summary, description, examples, exit_statuses):
 SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
 
 DESCRIPTION = """\
-Small Unix filters for the NDJSON event streams that AI coding agents print (the Cursor
-Agent CLI's --output-format stream-json).
+Small Unix filters for the NDJSON event streams that AI coding agents print: the Cursor
+Agent CLI's --output-format stream-json, 'codex exec --json' and the Gemini CLI's
+--output-format stream-json. Each input's agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
 tells more."""
@@ -178,7 +207,7 @@ EXAMPLES = """\
 def build_parser():
     """The parser of ``ndagent`` itself, which hands over to ``ndagent-VERB``."""
     argparse, parser_class = _argparse()
-    listing = "\n".join(f"  {verb:<10}{summary}" for verb, summary in COMMANDS)
+    listing = "\n".join(f"  {verb:<10}{summary}" for verb, summary in __getattr__("COMMANDS"))
     intro, _, rest = DESCRIPTION.partition("\n\n")
     parser = parser_class(
         prog="ndagent",
@@ -187,8 +216,8 @@ def build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _keep_parts(parser, SUMMARY, DESCRIPTION, EXAMPLES, EXIT_STATUSES)
-    parser.add_argument("command", choices=[verb for verb, _ in COMMANDS], metavar="VERB",
-                        help="the command to run: " + ", ".join(v for v, _ in COMMANDS))
+    parser.add_argument("command", choices=VERBS, metavar="VERB",
+                        help="the command to run: " + ", ".join(VERBS))
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG",
                         help="the command's own options and FILEs")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -198,12 +227,12 @@ def build_parser():
 def main(argv=None):
     """``ndagent VERB ...``: run ``ndagent-VERB``."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in dict(COMMANDS):
+    if not argv or argv[0] not in VERBS:
         # Help, version and usage errors end here; what passes is a VERB all the same
         # ('ndagent -- json FILE').
         parser = build_parser()
         if not argv:
-            parser.error("a VERB is needed: " + ", ".join(verb for verb, _ in COMMANDS))
+            parser.error("a VERB is needed: " + ", ".join(VERBS))
         args = parser.parse_args(argv)
         argv = [args.command, *args.args]
     from importlib import import_module
@@ -295,18 +324,55 @@ def die_of_sigpipe():
 
 
 class Command:
-    """What one verb does with the stream.  The frame calls ``begin_run``, ``event``
-    (for each decoded event of the types in ``want``; all types when None), ``end_run``
-    and, at the end of the input, ``finish``; the defaults do nothing."""
+    """What one verb does with the model events of its inputs (``ndagent.model``).
 
-    want = None
+    A verb is one subclass: it declares ``VERB``, ``SUMMARY``, ``DESCRIPTION``,
+    ``EXAMPLES``, its options (``add_options``) and what it ``needs`` ("text", "tools",
+    "tool_ends", "ends": which model events; None: every line decoded, for validate),
+    from which each input's format gives the prefilter.  The frame calls ``begin_run``,
+    ``text``, ``note``, the call handlers (``keep``, ``call_ended``, ``call_again``,
+    ``calls_dropped``: one pairer in the frame pairs ToolStart and ToolEnd, by call_id,
+    in bounded memory), ``end_run`` with the calls still pending, and, at the end of
+    the input, ``finish``; the defaults do nothing, but for runs that failed or were
+    cut off, which are errors."""
+
+    VERB = None
+    SUMMARY = DESCRIPTION = EXAMPLES = ""
+    # The exit statuses of --help and the man page; whether it has --strict and -q
+    # (the bad-line policy of the converters), and the help of FILE.
+    EXIT_STATUSES = EXIT_STATUSES
+    CONVERTER = True
+    FILES_HELP = "input streams, read in order as one; '-' or none: standard input"
+
+    needs = frozenset({"ends"})
     # Keep integers beyond 64 bits exact (for commands that print values again).
     exact = False
     # Each FILE is a stream of its own (runs end with it; ``end_input`` is called).
     per_input = False
+    # Whether the format's schema checks make Notes (validate).
+    checks = False
     # Whether the decoder may pass over the lines that cannot hold a wanted event (the
     # tests turn it off, to show that the output is the same).
     prefilter = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("VERB"):
+            _REGISTRY[cls.VERB] = cls
+            cls.main = classmethod(lambda command, argv=None: run_command(
+                command.build_parser, command, argv))
+
+    @classmethod
+    def build_parser(cls):
+        parser = command_parser(cls.VERB, cls.SUMMARY, cls.DESCRIPTION, cls.EXAMPLES,
+                                converter=cls.CONVERTER, exit_statuses=cls.EXIT_STATUSES,
+                                files_help=cls.FILES_HELP)
+        cls.add_options(parser)
+        return parser
+
+    @classmethod
+    def add_options(cls, parser):
+        """The verb's own options."""
 
     def __init__(self, args, prog, out):
         self.args = args
@@ -314,32 +380,72 @@ class Command:
         self.out = out
         self.status = EXIT_OK
         self.quiet = getattr(args, "quiet", False)
+        self.format = None  # the format module of the input being read
+        self.pairer = None  # the frame's CallPairer, while it runs
 
-    def begin_run(self, run):
+    def begin_run(self, start):
         pass
 
-    def event(self, event):
+    def text(self, piece):
         pass
 
-    def end_run(self, run):
-        """The run is over: ``run.result`` is its result event, or None.  By default a
-        run without a result, or one that reports failure, is an error."""
-        if run.result is None:
-            self.error(run, "run ended without a result event: the agent failed or was cut off")
-        else:
-            from ndagent.stream import is_failure
-
-            if is_failure(run.result.data):
-                self.error(run.result, "the run reported failure")
-
-    def end_input(self, source):
+    def note(self, note):
         pass
+
+    def keep(self, start):
+        """What to keep of a ToolStart until its call ends, ``(value, size in bytes)``,
+        or None to keep nothing (then its end comes with no start)."""
+        return None
+
+    def call_ended(self, kept, end):
+        """A call ended: ``kept`` is what ``keep`` gave for its start, or None."""
+
+    def call_again(self, kept, start):
+        """A call_id is started again while open: ``kept`` is the first call's."""
+
+    def calls_dropped(self, dropped, start, why):
+        """Too many calls open at ``start``: ``dropped`` (kept values, oldest first) are
+        no longer tracked; ``why`` says so, for messages."""
+
+    def wants_call(self, call):
+        """Whether to pair this ToolStart or ToolEnd at all."""
+        return True
+
+    def end_run(self, end, pending):
+        """The run is over (``end``: its RunEnd; ``pending``: the kept values of its
+        calls never ended).  By default a run cut off, or one that failed, is an error."""
+        if end.cutoff:
+            self.error(end.start, self.cut_off(end))
+        elif not end.ok:
+            self.error(end, self.failure(end))
+
+    def cut_off(self, end):
+        """The message of a run cut off."""
+        end_event = getattr(self.format, "RUN_END", "its end event")
+        return f"run ended without {end_event}: the agent failed or was cut off"
+
+    @staticmethod
+    def failure(end):
+        """The message of a failed run: its failure text, where the agent gives one."""
+        if end.failure is None:
+            return "the run reported failure"
+        from ndagent.terminal import quote
+
+        return f'run failed: "{quote(str(end.failure))}"'
+
+    def end_input(self, source, events):
+        """The input ``source`` is read (``events``: the objects it held)."""
 
     def no_run(self, source):
         """The input held no event at all: when an agent fails before it starts, it
         prints nothing (or only lines that are not events).  An error, status 1."""
         self.say(f"{source}: no events: the agent printed nothing, or failed before it began")
         self.status = max(self.status, EXIT_BAD_STREAM)
+
+    def not_read(self, where, message):
+        """An input that is not read: no agent's stream, or another agent's than
+        ``--agent`` names.  An error, status 1."""
+        self.error(where, message)
 
     def finish(self):
         pass
@@ -430,21 +536,116 @@ def _load_decoder():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def execute(command, inputs):
-    """Feed the inputs to ``command``; its exit status."""
-    from ndagent.decoder import BadLine, Event, Skipped, batches, source_name
-    from ndagent.stream import Runs, selection
+# How much of a regular file is read ahead to tell its agent before it is decoded; how
+# many items of standard input are held at most until its agent is told.
+DETECT_HEAD = 1 << 20
+HOLD_LINES = 10_000
 
-    runs = Runs()
+
+class _Where:
+    """A place in the input: a line that is no item."""
+
+    __slots__ = ("source", "line")
+
+    def __init__(self, source, line):
+        self.source = source
+        self.line = line
+
+
+def _detect_head(name, detector):
+    """The decision on a regular file's agent from its first DETECT_HEAD bytes, or None
+    (not a regular file, unreadable, or undecided within them: it is decided as it is
+    read)."""
+    import stat
+
+    import orjson
+
+    if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
+        return None
+    try:
+        with open(name, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            head = handle.read(DETECT_HEAD)
+            whole = len(head) < DETECT_HEAD
+    except OSError:
+        return None
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    lines = head.split(b"\n")
+    if not whole or not head.endswith(b"\n"):
+        lines.pop()  # not a whole line, or the file's last line, without a newline
+    for number, line in enumerate(lines, 1):
+        if line.rstrip().endswith(b"}"):
+            try:
+                data = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if data.__class__ is dict:
+                found = detector.add(data, number)
+                if found is not None:
+                    return found
+    return detector.end() if whole else None
+
+
+# The model's event classes, for _dispatch (imported when a command runs).
+_MODEL = None
+
+
+def _dispatch(command, pairer, events):
+    """Hand the model events of one item to ``command``: whether a run began."""
+    RunEnd, RunStart, Text, ToolEnd, ToolStart = _MODEL  # noqa: N806 - classes
+    began = False
+    for event in events:
+        kind = event.__class__
+        if kind is Text:
+            command.text(event)
+        elif kind is ToolEnd:
+            if command.wants_call(event):
+                key = event.call_id
+                command.call_ended(None if key is None else pairer.complete(key), event)
+        elif kind is ToolStart:
+            if command.wants_call(event) and event.call_id is not None:
+                kept = command.keep(event)
+                if kept is not None:
+                    earlier, dropped = pairer.start(event.call_id, *kept)
+                    if earlier is not None:
+                        command.call_again(earlier, event)
+                    if dropped:
+                        command.calls_dropped(dropped, event, pairer.overflow)
+        elif kind is RunStart:
+            began = True
+            command.begin_run(event)
+        elif kind is RunEnd:
+            command.end_run(event, pairer.close())
+        else:
+            command.note(event)
+    return began
+
+
+def execute(command, inputs):
+    """Feed the inputs to ``command``: each input's agent is told (``--agent``, or
+    from its first objects), its format's Reader turns its items into model events,
+    and the frame pairs their calls.  The command's exit status."""
+    from ndagent import model
+    from ndagent.decoder import Event, LateSelection, Selection, Skipped, batches, source_name
+    from ndagent.formats import Detector
+
+    global _MODEL
+    _MODEL = (model.RunEnd, model.RunStart, model.Text, model.ToolEnd, model.ToolStart)
+
     out = command.out
-    feed, event, end_run = runs.feed, command.event, command.end_run  # the hot loop's
+    pairer = command.pairer = model.CallPairer()
     # --strict must see every bad line, so the prefilter cannot pass any over.
     every_line = getattr(command.args, "strict", False) or not command.prefilter
-    want = None if command.want is None else selection(command.want)
+    needs = command.needs
+    forced = getattr(command.args, "agent", "auto")
+    forced = None if forced == "auto" else forced
     max_line = command.args.max_line
-    began = False  # whether a run began (in this input, for per_input commands)
+    state = _State()
     read = None  # the last input read to its end: what "no events" is said of
     output = _output_file(out.fd)
+    reader = None  # the Reader of the format of the inputs read so far
     try:
         for name in inputs or ("-",):
             source = source_name(name)
@@ -452,49 +653,162 @@ def execute(command, inputs):
                 command.say(f"{source}: input file is output file")
                 command.status = max(command.status, EXIT_USAGE)
                 continue
-            whole = True
+            detector = Detector(forced)
+            decision = _detect_head(name, detector)
+            late = None
+            if decision is None:
+                want = late = LateSelection()
+                held = []
+            elif decision[0] is None:
+                command.not_read(_Where(source, decision[1]), decision[2])
+                continue
+            else:
+                want = _selection(decision[0], needs, Selection)
+            if reader is not None and (command.per_input or decision is None
+                                       or reader.format is not decision[0]):
+                state.began = _dispatch(command, pairer, reader.finish()) or state.began
+                reader = None
+            if decision is not None and reader is None:
+                reader = _reader(decision[0], source, command)
+            state.events, state.whole = 0, True
+            refused = False
             for batch in batches((name,), want, exact=command.exact,
                                  every_line=every_line, max_line=max_line):
-                for item in batch:
-                    kind = item.__class__
-                    if kind is Event or kind is Skipped:
-                        ended, begun = feed(item)
-                        if ended is not None:
-                            end_run(ended)
-                        if begun is not None:
-                            began = True
-                            command.begin_run(begun)
-                        if kind is Event:
-                            event(item)
-                            if item.type == "result" and runs.current.result is item:
-                                end_run(runs.current)
-                    elif kind is BadLine:
-                        command.bad_line(item)
-                    else:
-                        command.unreadable(item)
-                        whole = False
-                out.flush()
-            if whole:
+                if late is not None:
+                    rest, decision = _hold(batch, held, detector)
+                    if decision is None:
+                        continue
+                    late = None
+                    if decision[0] is None:
+                        command.not_read(_Where(source, decision[1]), decision[2])
+                        refused = True
+                        break
+                    want.selection = _selection(decision[0], needs, Selection)
+                    reader = _reader(decision[0], source, command)
+                    batch = _selected(held + rest, want.selection, Event, Skipped)
+                _handle(state, command, reader, pairer, batch)
+            if refused:
+                continue
+            if late is not None:  # the input ended undecided
+                decision = detector.end()
+                if decision[0] is None:
+                    command.not_read(_Where(source, decision[1]), decision[2])
+                    continue
+                reader = _reader(decision[0], source, command)
+                _handle(state, command, reader, pairer,
+                        _selected(held, _selection(decision[0], needs, Selection), Event,
+                                  Skipped))
+            if state.whole:
                 read = source
             if command.per_input:
-                ended = runs.finish()
-                if ended is not None:
-                    command.end_run(ended)
-                if not began and whole:
+                state.began = _dispatch(command, pairer, reader.finish()) or state.began
+                reader = None
+                if not state.began and state.whole:
                     command.no_run(source)
-                began = False
-                command.end_input(source)
+                state.began = False
+                command.end_input(source, state.events)
                 out.flush()
-        ended = runs.finish()
-        if ended is not None:
-            command.end_run(ended)
-        if not began and not command.per_input and read is not None:
+        if reader is not None:
+            state.began = _dispatch(command, pairer, reader.finish()) or state.began
+        if not state.began and not command.per_input and read is not None:
             command.no_run(read)
         command.finish()
     except _Stop as stop:
         command.status = max(command.status, stop.status)
     out.flush()
     return command.status
+
+
+class _State:
+    """What the frame knows of the input in hand: whether a run began (in this input,
+    for per_input commands; else in any), how many events it held, whether it was
+    read to its end."""
+
+    __slots__ = ("began", "events", "whole")
+
+    def __init__(self):
+        self.began = False
+        self.events = 0
+        self.whole = True
+
+
+def _handle(state, command, reader, pairer, batch):
+    """Hand one batch of items to the reader, the pairer and the command."""
+    from ndagent.decoder import BadLine, Event, Skipped
+
+    feed_event, feed_skipped, text = reader.event, reader.skipped, command.text
+    text_class = _MODEL[2]
+    for item in batch:
+        kind = item.__class__
+        if kind is Event:
+            state.events += 1
+            found = feed_event(item)
+            if not found:
+                continue
+            if len(found) == 1 and found[0].__class__ is text_class:  # the usual case
+                text(found[0])
+            elif _dispatch(command, pairer, found):
+                state.began = True
+        elif kind is Skipped:
+            found = feed_skipped(item)
+            if found and _dispatch(command, pairer, found):
+                state.began = True
+        elif kind is BadLine:
+            command.bad_line(item)
+        else:
+            command.unreadable(item)
+            state.whole = False
+    command.out.flush()
+
+
+def _reader(module, source, command):
+    """A Reader of ``module`` for ``source``, and the command told which format it reads."""
+    reader = module.Reader(source, command.checks, command.needs)
+    reader.format = command.format = module
+    return reader
+
+
+_SELECTIONS = {}
+
+
+def _selection(module, needs, selection_class):
+    """The decoder's Selection for ``needs`` in ``module``'s format (None: every line)."""
+    if needs is None:
+        return None
+    key = (module.NAME, needs)
+    found = _SELECTIONS.get(key)
+    if found is None:
+        found = _SELECTIONS[key] = selection_class(module.markers(needs))
+    return found
+
+
+def _hold(batch, held, detector):
+    """Hold the items of an input whose agent is not told yet: ``(the items after the
+    decisive one, decision)``, the decision None while undecided (the items are held).
+    Past HOLD_LINES items (lines that are no objects: noise, bad lines) it is taken as
+    at the end of the input, so that what is held stays bounded."""
+    from ndagent.decoder import Event
+
+    for index, item in enumerate(batch):
+        if item.__class__ is Event:
+            decision = detector.add(item.data, item.line)
+            if decision is not None:
+                held.extend(batch[:index + 1])
+                return batch[index + 1:], decision
+    held.extend(batch)
+    if len(held) >= HOLD_LINES:
+        return [], detector.end()
+    return [], None
+
+
+def _selected(held, selection, event_class, skipped_class):
+    """The held items, the events that the selection would have passed over as Skipped
+    (they were decoded only to tell the agent)."""
+    if selection is None:
+        return held
+    return [skipped_class(item.source, item.line)
+            if item.__class__ is event_class and not selection.wants(item.data) else item
+            for item in held]
 
 
 def _output_file(fd):

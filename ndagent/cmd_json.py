@@ -14,8 +14,13 @@ or a double, which is written as it stands. This is what 'cursor-agent -p
 --output-format json' prints, made from a stream-json capture. A run with no result event prints no
 line, and is reported on standard error at the line where it began (status 1).
 
-Only lines that may hold a result or init event are decoded (wherever the type
-stands in the line, however it is spelt): a line that is not a JSON object is still
+For Codex, each run is the SDK's Turn, {"items":[...],"finalResponse":...,"usage":...}
+(a failed run prints no line, as the SDK throws); for Gemini, the object of its json
+mode, {"session_id","response","stats","error","warnings"}, made from the stream
+(stats in the stream's reduced form; a failed run's object is printed, status 1).
+
+For Cursor, only lines that may hold a result or init event are decoded (wherever the
+type stands in the line, however it is spelt): a line that is not a JSON object is still
 noticed when it does not look like one ({...}); 'ndagent validate' checks every line
 in full.
 
@@ -32,21 +37,15 @@ EXAMPLES = """\
     sort -rn | head -n 3 | cut -f 2"""
 
 
-def build_parser():
-    return cli.command_parser("json", SUMMARY, DESCRIPTION, EXAMPLES)
-
-
 class JsonCommand(cli.Command):
-    want = frozenset({"result"})
+    VERB, SUMMARY, DESCRIPTION, EXAMPLES = "json", SUMMARY, DESCRIPTION, EXAMPLES
+    needs = frozenset({"ends"})
     exact = True
 
-    def end_run(self, run):
-        if run.result is not None:
-            from ndagent.stream import json_format
-
-            self.out.write_json(json_format(run.result.data))
-        super().end_run(run)
+    def end_run(self, end, pending):
+        if end.native is not None:
+            self.out.write_json(end.native)
+        super().end_run(end, pending)
 
 
-def main(argv=None):
-    return cli.run_command(build_parser, JsonCommand, argv)
+build_parser, main = JsonCommand.build_parser, JsonCommand.main

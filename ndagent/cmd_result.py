@@ -13,6 +13,12 @@ count, since the CLI repeats their text as whole segments. The rebuilt answer is
 against the result event's own text, with a warning when they differ. A run with no
 result event still prints what it rebuilt, then is reported (status 1).
 
+For Codex and Gemini the answer is what their json modes report, known only at the
+run's end and printed then: the last agent_message (Codex), the text after the run's
+last tool call (Gemini); a failed run prints nothing. --live prints every assistant
+text as it arrives instead, interim messages included, an empty line between two
+messages (Cursor's segments join with nothing, as its answer does).
+
 When standard output is a terminal, control characters other than newline and tab are
 spelt out (\\x1b) rather than sent raw, as are the bidirectional controls and the tag
 characters (\\u202e, \\U000e0001), which reorder or hide text."""
@@ -26,53 +32,66 @@ EXAMPLES = """\
   \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
 
 
-def build_parser():
-    parser = cli.command_parser("result", SUMMARY, DESCRIPTION, EXAMPLES)
-    parser.add_argument(
-        "-n", "--no-newline", action="store_true",
-        help="print each answer exactly, adding no newline at the end of a run")
-    parser.add_argument(
-        "--from-result", action="store_true",
-        help="print the result event's text at the end of each run instead of "
-             "streaming the rebuilt answer")
-    return parser
-
-
 class ResultCommand(cli.Command):
-    want = frozenset({"assistant"})
+    VERB, SUMMARY, DESCRIPTION, EXAMPLES = "result", SUMMARY, DESCRIPTION, EXAMPLES
+    needs = frozenset({"text", "ends"})
+
+    @classmethod
+    def add_options(cls, parser):
+        parser.add_argument(
+            "-n", "--no-newline", action="store_true",
+            help="print each answer exactly, adding no newline at the end of a run")
+        parser.add_argument(
+            "--from-result", action="store_true",
+            help="print the result event's text at the end of each run instead of "
+                 "streaming the rebuilt answer")
+        parser.add_argument(
+            "--live", action="store_true",
+            help="print every assistant text as it arrives, interim messages included "
+                 "(what Cursor's answer is anyway)")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
         import os
 
-        self.for_terminal = os.isatty(out.fd)
-        self.streaming = not args.from_result
-        self.answer = None
+        from ndagent.model import Answer
 
-    def begin_run(self, run):
-        from ndagent.stream import Answer
+        self.for_terminal = os.isatty(out.fd)
+        self.answer = Answer()
+        self.message = None  # the key of the message whose text was printed last
+        self.streaming = False
+
+    def begin_run(self, start):
+        from ndagent.model import Answer
 
         self.answer = Answer()
+        self.message = None
+        # Whether the answer is printed as it arrives, rather than at the run's end.
+        self.streaming = not self.args.from_result and (self.format.LIVE_ANSWER
+                                                        or self.args.live)
 
-    def event(self, event):
-        if event.type == "assistant":
-            text = self.answer.add(event.data)
-            if text and self.streaming:
-                self.print(text)
+    def text(self, piece):
+        if self.streaming:
+            text = piece.text
+            if piece.message != self.message and self.answer.length:
+                text = self.format.SEPARATOR + text
+            self.message = piece.message
+            self.answer.add(text)
+            self.print(text)
 
-    def end_run(self, run):
-        result = run.result
+    def end_run(self, end, pending):
         if self.streaming:
             answer = self.answer
             self.end_line(answer.length and not answer.ends_with_newline)
-            if result is not None and not answer.matches(result.data.get("result")):
-                self.warn(result, "the rebuilt answer differs from the result event's text")
-        elif result is not None:
-            text = result.data.get("result")
+            if not end.cutoff and self.format.LIVE_ANSWER and not answer.matches(end.answer):
+                self.warn(end, "the rebuilt answer differs from the result event's text")
+        elif end.ok or end.cutoff or self.format.LIVE_ANSWER:
+            # A failed run's text is an answer only where the answer is live (Cursor's).
+            text = end.answer
             if type(text) is str and text:
                 self.print(text)
                 self.end_line(not text.endswith("\n"))
-        super().end_run(run)
+        super().end_run(end, pending)
 
     def end_line(self, unfinished):
         """End the run's answer with a newline when it has none, unless -n."""
@@ -87,5 +106,4 @@ class ResultCommand(cli.Command):
         self.out.write(text.encode("utf-8", "replace"))
 
 
-def main(argv=None):
-    return cli.run_command(build_parser, ResultCommand, argv)
+build_parser, main = ResultCommand.build_parser, ResultCommand.main

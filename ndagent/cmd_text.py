@@ -3,7 +3,7 @@
 from sys import getsizeof
 
 from ndagent import cli
-from ndagent.stream import OUTCOME_SUFFIXES, CallPairer, call_id, tool_call
+from ndagent.model import ACTIONS, OUTCOME_SUFFIXES
 
 SUMMARY = "print one line per tool call, as the text output format does"
 
@@ -17,9 +17,14 @@ page', 'Searched the web', 'Called MCP tool', 'Called tool', 'Updated to-do list
 another shape). This is the text format of 'cursor-agent -p --output-format text' as
 documented; nothing else is printed. A call that never completes prints no line.
 
+Codex and Gemini tools have the same kinds: command_execution and run_shell_command
+are shell, file_change is write, delete or edit, read_file is read, replace edit,
+mcp_tool_call and mcp_* tools mcp, web_search and google_web_search webSearch, ...; a
+tool of no kind keeps its name and prints 'Used tool'.
+
 With --final, print instead the final assistant message of each run (its text after
 the last tool call), at the end of the run: what recent CLI versions print for
---output-format text.
+--output-format text. For Codex and Gemini, the answer that 'ndagent result' prints.
 
 Text from the stream is untrusted: in a target, control characters and the characters
 that reorder or hide text are spelt out (\\n, \\x1b, \\u202e, \\u200b, \\U000e0001)
@@ -48,24 +53,6 @@ ENVIRONMENT = {
 _DIM, _RED, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[0m"
 
 
-def build_parser():
-    parser = cli.command_parser("text", SUMMARY, DESCRIPTION, EXAMPLES)
-    what = parser.add_mutually_exclusive_group()
-    what.add_argument(
-        "-v", "--verbose", action="store_true",
-        help="name each call's target, as 'ACTION: TARGET': the path, the command, the "
-             "pattern, the query, the url, or the tool name of an MCP or function tool")
-    what.add_argument(
-        "--final", action="store_true",
-        help="print only the final assistant message of each run (the text after its "
-             "last tool call), at the end of the run")
-    parser.add_argument(
-        "--color", choices=("auto", "always", "never"), default="auto",
-        help="colour the target and the outcome: always, never, or (auto, the default) "
-             "when standard output is a terminal and NO_COLOR is not set")
-    return parser
-
-
 def use_color(choice, fd):
     """Whether to colour: ``--color``, where auto follows the terminal and NO_COLOR."""
     if choice != "auto":
@@ -76,93 +63,101 @@ def use_color(choice, fd):
 
 
 class TextCommand(cli.Command):
-    # A line per completed call needs only the completed events; -v also needs the
-    # started ones (for the args a completed event may lack), --final the texts too.
-    want = frozenset({"tool_call/completed"})
+    VERB, SUMMARY, DESCRIPTION, EXAMPLES = "text", SUMMARY, DESCRIPTION, EXAMPLES
+    ENVIRONMENT = ENVIRONMENT
+    # A line per ended call needs only the ends; -v also needs the starts (for the
+    # target a start's args name, which its end may lack), --final the texts too.
+    needs = frozenset({"tool_ends"})
+
+    @classmethod
+    def add_options(cls, parser):
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument(
+            "-v", "--verbose", action="store_true",
+            help="name each call's target, as 'ACTION: TARGET': the path, the command, the "
+                 "pattern, the query, the url, or the tool name of an MCP or function tool")
+        what.add_argument(
+            "--final", action="store_true",
+            help="print only the final assistant message of each run (the text after its "
+                 "last tool call), at the end of the run")
+        parser.add_argument(
+            "--color", choices=("auto", "always", "never"), default="auto",
+            help="colour the target and the outcome: always, never, or (auto, the default) "
+                 "when standard output is a terminal and NO_COLOR is not set")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
         self.color = use_color(args.color, out.fd)
-        # verbose: the target the args of each call name at its start, until it completes
-        # (a completed event may lack them).
-        self.open_targets = CallPairer()
         self.said_overflow = False
-        # --final: the run's answer, and its text since the last tool call.
-        self.answer = None
+        # --final: the run's text since its last tool event.
         self.final_segment = []
         if args.final:
-            self.want = frozenset({"tool_call", "assistant"})
+            self.needs = frozenset({"tools", "text", "ends"})
         elif args.verbose:
-            self.want = frozenset({"tool_call"})
+            self.needs = frozenset({"tools"})
 
-    def begin_run(self, run):
+    def begin_run(self, start):
+        self.final_segment.clear()
+
+    def text(self, piece):
+        if self.args.final and self.format.LIVE_ANSWER:
+            self.final_segment.append(piece.text)
+
+    def note(self, note):
+        """A tool event the format could not read: a warning, and for --final, the end
+        of the text that came before it."""
         if self.args.final:
-            from ndagent.stream import Answer
-
-            self.answer = Answer()
             self.final_segment.clear()
+        elif note.message is not None:
+            self.warn(note, note.message)
 
-    def event(self, event):
-        if event.type == "assistant":
-            text = self.answer.add(event.data)
-            if text:
-                self.final_segment.append(text)
-        elif event.type == "tool_call":
-            if self.args.final:
-                self.final_segment.clear()
-            else:
-                self.tool_event(event)
+    def wants_call(self, call):
+        if self.args.final:
+            self.final_segment.clear()
+            return False
+        return True
 
-    def tool_event(self, event):
-        data = event.data
-        subtype = data.get("subtype")
-        call = tool_call(data)
-        if call is None:
-            if subtype == "completed":
-                self.warn(event, "skipped: a tool_call event that names no single tool")
-            return
-        key = call_id(data)
-        if subtype == "started":
-            target = call.args_target if self.args.verbose and key is not None else None
-            if target is not None:
-                dropped = self.open_targets.start(key, target, getsizeof(target))[1]
-                if dropped and not self.said_overflow:
-                    self.said_overflow = True
-                    self.warn(event, self.open_targets.overflow
-                              + ": the oldest are no longer tracked")
-        elif subtype == "completed":
-            self.print_action(call, None if key is None else self.open_targets.complete(key))
+    def keep(self, start):
+        """-v: the target the args of a call name at its start, until it ends."""
+        target = start.target if self.args.verbose else None
+        return None if target is None else (target, getsizeof(target))
 
-    def print_action(self, call, started_target):
-        """The line of a completed call; ``started_target``: what its started event's
-        args named, for a call that has no args of its own."""
+    def calls_dropped(self, dropped, start, why):
+        if not self.said_overflow:
+            self.said_overflow = True
+            self.warn(start, why + ": the oldest are no longer tracked")
+
+    def call_ended(self, started_target, end):
+        """The line of an ended call; ``started_target``: what its start's args named,
+        for a call whose end has no args of its own."""
         from ndagent.terminal import escape_field
 
-        line = call.action
+        line = ACTIONS.get(end.kind, "Used tool")
         target = None
         if self.args.verbose:
-            target = call.target if started_target is None or call.args is not None \
+            target = end.target if started_target is None or end.args is not None \
                 else started_target
         if target is not None:
             target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
-        suffix = OUTCOME_SUFFIXES.get(call.completed_status, "")
+        suffix = OUTCOME_SUFFIXES.get(end.outcome, "")
         if suffix:
             line += f"{_RED}{suffix}{_RESET}" if self.color else suffix
         self.out.write(line.encode("utf-8", "replace") + b"\n")
 
-    def end_run(self, run):
-        self.open_targets.close()
-        if self.final_segment:
+    def end_run(self, end, pending):
+        text = None
+        if self.args.final:
+            text = "".join(self.final_segment) if self.format.LIVE_ANSWER else end.answer
+            self.final_segment.clear()
+        if text and (end.ok or end.cutoff or self.format.LIVE_ANSWER):
             from ndagent.terminal import escape_controls
 
-            text = escape_controls("".join(self.final_segment), keep_lines=True)
-            self.final_segment.clear()
+            text = escape_controls(text, keep_lines=True)
             if not text.endswith("\n"):
                 text += "\n"
             self.out.write(text.encode("utf-8", "replace"))
-        super().end_run(run)
+        super().end_run(end, pending)
 
 
-def main(argv=None):
-    return cli.run_command(build_parser, TextCommand, argv)
+build_parser, main = TextCommand.build_parser, TextCommand.main

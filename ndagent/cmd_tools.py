@@ -1,15 +1,7 @@
 """ndagent tools: one record per tool call, started and completed events paired."""
 
 from ndagent import cli
-from ndagent.stream import (
-    MAX_OPEN_BYTES,
-    MAX_OPEN_CALLS,
-    OUTCOMES,
-    CallPairer,
-    call_id,
-    json_size,
-    tool_call,
-)
+from ndagent.model import MAX_OPEN_BYTES, MAX_OPEN_CALLS, OUTCOMES, json_size
 
 SUMMARY = "print one record per tool call, its start and completion paired"
 
@@ -31,6 +23,11 @@ was seen). A call that never completes is printed with status pending at the end
 its run. Only what the records need of the calls still open is kept in memory, at
 most {MAX_OPEN_CALLS} calls and {MAX_OPEN_BYTES >> 20} MiB (estimated): beyond that the oldest
 are printed as pending at once, with a warning.
+
+For Codex, call_id is the item id, name the item type (server/tool for MCP), args and
+result the item's fields (command; exit_code and aggregated_output; ...), duration_ms
+null (the stream has no clock); for Gemini, call_id is tool_id, name tool_name, args
+the parameters, result the output or error.
 
 --format tsv prints the columns call_id, kind, status, target, duration_ms instead,
 the target being the path, command, pattern, query, url or tool name (as in 'ndagent
@@ -55,163 +52,137 @@ EXAMPLES = """\
 TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms")
 
 
-def build_parser():
-    from argparse import ArgumentTypeError
-
-    statuses = (*OUTCOMES, "unknown", "pending")
-
-    def names(choices=None):
-        """A -k/-s value: one or more comma-separated names."""
-
-        def parse(text):
-            found = [name for name in text.split(",") if name]
-            if not found:
-                raise ArgumentTypeError(f"no name in {text!r}")
-            for name in found:
-                if choices is not None and name not in choices:
-                    raise ArgumentTypeError(
-                        f"invalid choice: {name!r} (choose from {', '.join(choices)})")
-            return found
-
-        return parse
-
-    parser = cli.command_parser("tools", SUMMARY, DESCRIPTION, EXAMPLES)
-    parser.add_argument(
-        "-k", "--kind", action="extend", type=names(), metavar="KIND",
-        help="only calls of this kind (read, shell, mcp, ...); repeatable or "
-             "comma-separated")
-    parser.add_argument(
-        "-s", "--status", action="extend", type=names(statuses), metavar="STATUS",
-        help=f"only calls with this status ({', '.join(statuses)}); repeatable or "
-             "comma-separated")
-    parser.add_argument(
-        "--format", choices=("ndjson", "tsv"), default="ndjson",
-        help="ndjson (the default): one JSON record per call; tsv: the columns "
-             + ", ".join(TSV_COLUMNS))
-    parser.add_argument(
-        "--header", action="store_true", help="with --format tsv, print a header row first")
-    return parser
-
-
 class ToolsCommand(cli.Command):
-    want = frozenset({"tool_call"})
+    VERB, SUMMARY, DESCRIPTION, EXAMPLES = "tools", SUMMARY, DESCRIPTION, EXAMPLES
+    needs = frozenset({"tools"})
     exact = True
+
+    @classmethod
+    def add_options(cls, parser):
+        from argparse import ArgumentTypeError
+
+        def names(choices=None):
+            """A -k/-s value: one or more comma-separated names."""
+
+            def parse(text):
+                found = [name for name in text.split(",") if name]
+                if not found:
+                    raise ArgumentTypeError(f"no name in {text!r}")
+                for name in found:
+                    if choices is not None and name not in choices:
+                        raise ArgumentTypeError(
+                            f"invalid choice: {name!r} (choose from {', '.join(choices)})")
+                return found
+
+            return parse
+
+        parser.add_argument(
+            "-k", "--kind", action="extend", type=names(), metavar="KIND",
+            help="only calls of this kind (read, shell, mcp, ...); repeatable or "
+                 "comma-separated")
+        parser.add_argument(
+            "-s", "--status", action="extend", type=names(OUTCOMES), metavar="STATUS",
+            help=f"only calls with this status ({', '.join(OUTCOMES)}); repeatable or "
+                 "comma-separated")
+        parser.add_argument(
+            "--format", choices=("ndjson", "tsv"), default="ndjson",
+            help="ndjson (the default): one JSON record per call; tsv: the columns "
+                 + ", ".join(TSV_COLUMNS))
+        parser.add_argument(
+            "--header", action="store_true",
+            help="with --format tsv, print a header row first")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
         self.kinds = frozenset(args.kind) if args.kind else None
         self.statuses = frozenset(args.status) if args.status else None
-        # What the record needs of each call started and not yet completed (_Started).
-        self.open = CallPairer()
         self.said_overflow = False
         self.tsv = args.format == "tsv"
         if self.tsv and args.header:
             out.write("\t".join(TSV_COLUMNS).encode() + b"\n")
 
-    def event(self, event):
-        data = event.data
-        subtype = data.get("subtype")
-        if subtype != "started" and subtype != "completed":
-            return
-        call = tool_call(data)
-        if call is None:
-            if subtype == "completed":
-                self.warn(event, "skipped: a tool_call event that names no single tool")
-            return
-        if self.kinds is not None and call.kind not in self.kinds:
-            return
-        key = call_id(data)
-        if subtype == "completed":
-            self.report(None if key is None else self.open.complete(key), event)
-        elif key is not None:
-            started = _Started(event, call.kept(), key)
-            # A call_id started twice: the first call can no longer be completed.
-            earlier, dropped = self.open.start(key, started, started.size())
-            if earlier is not None:
-                self.report(earlier, None)
-            if dropped:
-                if not self.said_overflow:
-                    self.said_overflow = True
-                    self.warn(event, self.open.overflow + ": the oldest are printed as "
-                                                          "pending at once")
-                for started in dropped:
-                    self.report(started, None)
+    def note(self, note):
+        if note.message is not None:
+            self.warn(note, note.message)
 
-    def end_run(self, run):
-        for started in self.open.close():
-            self.report(started, None)
-        super().end_run(run)
+    def wants_call(self, call):
+        return self.kinds is None or call.kind in self.kinds
 
-    def report(self, started, completed):
-        """Write the record of a call from its _Started and its completed event (either
-        may be None, not both), unless --status leaves it out."""
-        call = tool_call(completed.data) if completed is not None else None
-        if started is not None:
-            call = started.call if call is None else call.with_args(started.call.args)
-        status = "pending" if completed is None else call.completed_status
+    def keep(self, start):
+        """The start, with what its record needs, and about how many bytes that holds."""
+        return start, json_size([start.args, start.name, start.call_id, start.session_id,
+                                 start.model_call_id, start.time_ms, start.target])
+
+    def call_again(self, kept, start):
+        self.report(kept, None)  # a call_id started twice: the first can no longer end
+
+    def calls_dropped(self, dropped, start, why):
+        if not self.said_overflow:
+            self.said_overflow = True
+            self.warn(start, why + ": the oldest are printed as pending at once")
+        for kept in dropped:
+            self.report(kept, None)
+
+    def call_ended(self, kept, end):
+        self.report(kept, end)
+
+    def end_run(self, end, pending):
+        for kept in pending:
+            self.report(kept, None)
+        super().end_run(end, pending)
+
+    def report(self, start, end):
+        """Write the record of a call from its ToolStart and its ToolEnd (either may be
+        None, not both), unless --status leaves it out."""
+        status = "pending" if end is None else end.outcome
         if self.statuses is not None and status not in self.statuses:
             return
-        first = started or completed
+        call = end or start
+        args, name, target = call.args, call.name, call.target
+        if end is not None and start is not None and args is None:
+            # An end without args (a denied call): what its start's args say.
+            args = start.args
+            if name is None:
+                name = start.name
+            if start.target is not None:
+                target = start.target
+        first = start or end
         record = {
-            "call_id": started.call_id if started is not None else call_id(completed.data),
+            "call_id": call.call_id,
             "kind": call.kind,
-            "name": call.name,
+            "name": name,
             "status": status,
-            "args": call.args,
-            "result": call.result,
-            "session_id": _field("session_id", completed, started),
-            "model_call_id": _field("model_call_id", completed, started),
-            "duration_ms": _duration(started, completed),
+            "args": args,
+            "result": None if end is None else end.result,
+            "session_id": _field("session_id", end, start),
+            "model_call_id": _field("model_call_id", end, start),
+            "duration_ms": _duration(start, end),
             "source": first.source,
             "line": first.line,
         }
         if self.tsv:
-            record["target"] = call.target
+            record["target"] = target
             row = "\t".join(_tsv_field(record[column]) for column in TSV_COLUMNS)
             self.out.write(row.encode("utf-8", "replace") + b"\n")
         else:
             self.out.write_json(record)
 
 
-class _Started:
-    """What a call's record takes from its started event, kept until the call completes:
-    not the event, which may hold much more."""
-
-    __slots__ = ("call", "call_id", "session_id", "model_call_id", "timestamp_ms", "source",
-                 "line")
-
-    def __init__(self, event, call, key):
-        data = event.data
-        self.call = call
-        self.call_id = key
-        self.session_id = data.get("session_id")
-        self.model_call_id = data.get("model_call_id")
-        self.timestamp_ms = data.get("timestamp_ms")
-        self.source = event.source
-        self.line = event.line
-
-    def size(self):
-        """About how many bytes this holds (stream.json_size)."""
-        return json_size([self.call.body, self.call_id, self.session_id, self.model_call_id,
-                          self.timestamp_ms])
-
-
-def _field(name, completed, started):
-    """The completed event's value of ``name``, else the started event's, or None."""
-    value = completed.data.get(name) if completed is not None else None
-    if value is None and started is not None:
-        value = getattr(started, name)
+def _field(name, end, start):
+    """The end's value of ``name``, else the start's, or None."""
+    value = getattr(end, name) if end is not None else None
+    if value is None and start is not None:
+        value = getattr(start, name)
     return value
 
 
-def _duration(started, completed):
-    """Milliseconds between the two events' timestamp_ms, or None without both."""
-    if started is None or completed is None:
+def _duration(start, end):
+    """Milliseconds between the start and the end, or None without both times."""
+    if start is None or end is None:
         return None
-    begin = started.timestamp_ms
-    end = completed.data.get("timestamp_ms")
-    if type(begin) is int and type(end) is int:
-        return end - begin
+    begin, finish = start.time_ms, end.time_ms
+    if type(begin) is int and type(finish) is int:
+        return finish - begin
     return None
 
 
@@ -227,5 +198,4 @@ def _tsv_field(value):
     return escape_field(str(value))
 
 
-def main(argv=None):
-    return cli.run_command(build_parser, ToolsCommand, argv)
+build_parser, main = ToolsCommand.build_parser, ToolsCommand.main

@@ -40,6 +40,7 @@ import orjson
 __all__ = [
     "BadLine",
     "Event",
+    "LateSelection",
     "MAX_LINE",
     "RawNumber",
     "Selection",
@@ -384,6 +385,17 @@ def _has_surrogate(text):
     return False
 
 
+class LateSelection:
+    """A selection known only once the first lines are read (the agent of a standard
+    input is told from them): every line is decoded until ``selection`` is set, and the
+    blocks read after that are selected by it."""
+
+    __slots__ = ("selection",)
+
+    def __init__(self):
+        self.selection = None
+
+
 class Selection:
     """Which lines a reader needs decoded: those that may hold an object in which, for
     one of the ``markers``, every (key, value) pair holds.  A marker is a tuple of
@@ -542,19 +554,29 @@ class _Lines:
     """Turns blocks of whole lines of one input into items, numbering lines as it goes."""
 
     def __init__(self, source, selection, exact, every_line):
-        global _ESCAPE, _SHAPE
         self.source = source
         self.loads = _loads_exactly if exact else orjson.loads
-        self.wants = None if selection is None else selection.wants
-        self.selection = None if every_line else selection
-        if self.selection is not None and _SHAPE is None:
-            _ESCAPE, _SHAPE = _compile_shared()
+        self.every_line = every_line
+        self.late = None
+        if selection.__class__ is LateSelection:
+            self.late, selection = selection, None
+        self._choose(selection)
         self.number = 0
         self.base = 0  # where in the input the block in hand begins (for _SpanLines)
+
+    def _choose(self, selection):
+        global _ESCAPE, _SHAPE
+        self.wants = None if selection is None else selection.wants
+        self.selection = None if self.every_line else selection
+        if self.selection is not None and _SHAPE is None:
+            _ESCAPE, _SHAPE = _compile_shared()
 
     def block(self, data, begin=0, end=None):
         """Items of ``data[begin:end]``, whole lines each ending in a newline (offsets,
         so that a chunk read is not copied)."""
+        if self.late is not None and self.late.selection is not None:
+            self._choose(self.late.selection)
+            self.late = None
         if end is None:
             end = len(data)
         if self.selection is None:
@@ -718,7 +740,8 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
 
     ``inputs`` holds paths, ``"-"`` for standard input, or binary file objects.  With
     ``want`` (a ``Selection``), lines that cannot hold a wanted event are not decoded:
-    they come as ``Skipped`` items, and so do decoded events that are not wanted.
+    they come as ``Skipped`` items, and so do decoded events that are not wanted; a
+    ``LateSelection`` selects from the block after the one in which it is set.
     ``every_line``: decode every line all the same (so that no bad line goes unseen),
     handing over only the wanted events.  ``exact``: see ``decode_line``.  A line longer
     than ``max_line`` bytes is reported as a BadLine and passed over unread.

@@ -11,13 +11,21 @@ raw events and hands on, in stream order:
 - ``Note``: something ``validate`` reports (a check, its severity, a message);
 - ``RunEnd``: the run is over, ended by the agent (ok or failed) or cut off.
 
-Every event knows its ``source`` and ``line``.  This module imports no format.
+Every event knows its ``source`` and ``line``.  This module imports no format; it also
+holds what the frame does with the events whatever their agent: the call pairer
+(``CallPairer``) and the estimate of a value's size (``json_size``).
 """
+
+from collections import OrderedDict
+from sys import getsizeof
 
 __all__ = [
     "ACTIONS",
     "Answer",
+    "CallPairer",
     "KINDS",
+    "MAX_OPEN_BYTES",
+    "MAX_OPEN_CALLS",
     "Note",
     "OUTCOMES",
     "OUTCOME_SUFFIXES",
@@ -26,6 +34,7 @@ __all__ = [
     "Text",
     "ToolEnd",
     "ToolStart",
+    "json_size",
 ]
 
 # The tool kinds every format maps its tools onto (Cursor's names); a tool outside them
@@ -93,6 +102,13 @@ class Text(_Event):
 
     __slots__ = ("text", "message", "source", "line")
 
+    def __init__(self, text=None, message=None, source=None, line=None):
+        # Spelt out: the most frequent event, made for each piece of text.
+        self.text = text
+        self.message = message
+        self.source = source
+        self.line = line
+
 
 class ToolStart(_Event):
     """A tool call begins.  ``kind``: the common kind; ``name``: the agent's own tool
@@ -103,6 +119,22 @@ class ToolStart(_Event):
     __slots__ = ("call_id", "kind", "name", "args", "target", "session_id",
                  "model_call_id", "parent", "time_ms", "source", "line")
 
+    def __init__(self, call_id=None, kind=None, name=None, args=None, target=None,
+                 session_id=None, model_call_id=None, parent=None, time_ms=None,
+                 source=None, line=None):
+        # Spelt out, as for Text: one for each tool call.
+        self.call_id = call_id
+        self.kind = kind
+        self.name = name
+        self.args = args
+        self.target = target
+        self.session_id = session_id
+        self.model_call_id = model_call_id
+        self.parent = parent
+        self.time_ms = time_ms
+        self.source = source
+        self.line = line
+
 
 class ToolEnd(_Event):
     """A tool call ends: its ``outcome`` (one of OUTCOMES but pending) and ``result``;
@@ -112,6 +144,23 @@ class ToolEnd(_Event):
     __slots__ = ("call_id", "kind", "name", "args", "target", "session_id",
                  "model_call_id", "parent", "time_ms", "outcome", "result", "source",
                  "line")
+
+    def __init__(self, call_id=None, kind=None, name=None, args=None, target=None,
+                 session_id=None, model_call_id=None, parent=None, time_ms=None,
+                 outcome=None, result=None, source=None, line=None):
+        self.call_id = call_id
+        self.kind = kind
+        self.name = name
+        self.args = args
+        self.target = target
+        self.session_id = session_id
+        self.model_call_id = model_call_id
+        self.parent = parent
+        self.time_ms = time_ms
+        self.outcome = outcome
+        self.result = result
+        self.source = source
+        self.line = line
 
 
 class Note(_Event):
@@ -128,10 +177,13 @@ class RunEnd(_Event):
     reports it (for a cut-off run, what it would have been), or None.  ``native``: the
     agent's own single json object for the run, or None.  ``usage``: {input, cacheRead,
     cacheWrite, output} or None; ``cost_usd``, ``duration_ms``, ``model`` or None.
-    ``source``/``line``: where it ended (the end event, or where the input stopped)."""
+    ``source``/``line``: where it ended (the end event, or where the input stopped).
+    ``stray``: the "run" is only events that followed an ended run without beginning a
+    new one, which the format's checks report (``validate`` then checks no end and no
+    answer of it)."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
-                 "cost_usd", "duration_ms", "model", "source", "line")
+                 "cost_usd", "duration_ms", "model", "stray", "source", "line")
 
 
 class Answer:
@@ -176,3 +228,107 @@ class Answer:
         other = Answer()
         other.add(text)
         return other.digest() == self.digest()
+
+
+# The bounds on what a command keeps of the tool calls open at once (CallPairer): a
+# stream may start calls and never complete them, a million, or 20 000 with 50 KB of
+# arguments each.  The count also bounds the fixed cost of each call kept.
+MAX_OPEN_CALLS = 100_000
+MAX_OPEN_BYTES = 32 << 20
+# A call_id longer than this is kept as a 16-byte digest of it (real ones have about 85
+# characters).
+LONG_CALL_ID = 128
+
+
+class CallPairer:
+    """Pairs the start of each tool call with its end, by call_id, in bounded memory.
+
+    For each call started and not yet completed it keeps only what the caller gives
+    it (a value, and what it costs in bytes, estimated once: ``sys.getsizeof`` of a
+    string, ``json_size`` of a JSON value), and the call_id, or a digest of it when it
+    is longer than ``LONG_CALL_ID``.  When more than ``max_calls`` calls are open, or
+    their bytes pass ``max_bytes``, the oldest are dropped (a call of more than
+    ``max_bytes`` alone, at once) and handed back to the caller, who reports them.  It
+    knows nothing of any agent's events: keys, values and sizes only."""
+
+    max_calls = MAX_OPEN_CALLS
+    max_bytes = MAX_OPEN_BYTES
+
+    def __init__(self):
+        # key → (value, size), in start order; an OrderedDict drops its first item in
+        # constant time, where a dict scans the holes left by the items dropped before.
+        self._open = OrderedDict()
+        self._bytes = 0
+
+    def __len__(self):
+        return len(self._open)
+
+    def start(self, key, value, size):
+        """Keep ``value`` (not None; of about ``size`` bytes) for the call ``key``, which
+        starts.  ``(earlier, dropped)``: the value of an open call of the same key, which can no
+        longer complete (or None), and the values dropped to stay within the bounds,
+        oldest first (usually none)."""
+        if len(key) > LONG_CALL_ID:
+            key = _digest(key)
+        size += getsizeof(key)
+        calls = self._open
+        earlier = calls.pop(key, None)
+        if earlier is not None:
+            self._bytes -= earlier[1]
+            earlier = earlier[0]
+        if size > self.max_bytes:  # alone beyond the bound: the others may stay
+            return earlier, (value,)
+        calls[key] = (value, size)
+        self._bytes += size
+        if len(calls) <= self.max_calls and self._bytes <= self.max_bytes:
+            return earlier, ()
+        dropped = []
+        while len(calls) > self.max_calls or self._bytes > self.max_bytes:
+            kept, kept_size = calls.popitem(last=False)[1]
+            self._bytes -= kept_size
+            dropped.append(kept)
+        return earlier, dropped
+
+    def complete(self, key):
+        """The value of the open call ``key``, which completes; None when it is not open."""
+        if len(key) > LONG_CALL_ID:
+            key = _digest(key)
+        found = self._open.pop(key, None)
+        if found is None:
+            return None
+        self._bytes -= found[1]
+        return found[0]
+
+    def close(self):
+        """The values of the calls still open, in start order; none is kept after."""
+        values = [value for value, _ in self._open.values()]
+        self._open.clear()
+        self._bytes = 0
+        return values
+
+    @property
+    def overflow(self):
+        """Why calls are dropped, for messages: 'too many tool calls open at once (kept:
+        at most 100000 calls and 32 MiB)'."""
+        size = self.max_bytes
+        size = f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
+        return (f"too many tool calls open at once (kept: at most {self.max_calls} calls "
+                f"and {size})")
+
+
+def _digest(key):
+    from hashlib import blake2b
+
+    return blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def json_size(value):
+    """About how many bytes a decoded JSON value holds in Python, from its JSON, cheaply
+    (C does the work) and erring high: the length of the JSON, four times that when it
+    is not all ASCII (Python may keep a string at 4 bytes a character), and 80 bytes for
+    each comma and colon in it (one or two for each value in an object or array)."""
+    import ndagent.decoder  # quicker, in a function, than "from ... import"
+
+    data = ndagent.decoder.encode_line(value)
+    size = len(data) if data.isascii() else 4 * len(data)
+    return size + 80 * (data.count(b",") + data.count(b":") + 1)

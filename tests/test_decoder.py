@@ -19,7 +19,18 @@ from ndagent.decoder import (
     encode_line,
     iter_items,
 )
-from ndagent.stream import selection
+
+
+def selection(names):
+    """The Selection of event names (``TYPE`` or ``TYPE/SUBTYPE``), the run boundaries
+    (system, result) added, as the Cursor format makes them."""
+    from ndagent.decoder import Selection
+
+    markers = []
+    for name in sorted(set(names) | {"system", "result"}):
+        kind, _, subtype = name.partition("/")
+        markers.append((("type", kind), ("subtype", subtype)) if subtype else (("type", kind),))
+    return Selection(markers)
 
 
 def items(data, want=None, chunk_size=1 << 18):

@@ -68,7 +68,7 @@ def test_ctrl_c_from_the_first_import_on_is_status_130_without_traceback(argv):
 
 LIBRARY_USER = """
 import signal, sys
-import ndagent.decoder, ndagent.stream
+import ndagent.decoder, ndagent.model
 print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 """
 

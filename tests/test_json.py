@@ -5,7 +5,7 @@ import pytest
 from conftest import corpus_files, fixture, lines_of, needs_corpus, run
 
 from ndagent.cmd_json import main
-from ndagent.stream import JSON_KEY_ORDER
+from ndagent.formats.cursor import JSON_KEY_ORDER
 
 VENDOR = fixture("vendor-example.ndjson")
 

@@ -21,9 +21,10 @@ from conftest import InProcess, command, fixture, lines_of, peak_rss, run, tool_
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent import stream
+from ndagent import model
 from ndagent.decoder import RawNumber, encode_line
-from ndagent.stream import ACTIONS, JSON_KEY_ORDER, OUTCOME_SUFFIXES
+from ndagent.formats.cursor import JSON_KEY_ORDER
+from ndagent.model import ACTIONS, OUTCOME_SUFFIXES
 from ndagent.terminal import quote
 
 VERBS = ["json", "result", "text", "tools", "validate"]
@@ -323,7 +324,7 @@ def test_ctrl_c_while_busy_is_status_130_without_traceback(verb):
     assert b"Traceback" not in err
 
 
-# Open calls: at most stream.MAX_OPEN_CALLS and MAX_OPEN_BYTES are kept, the oldest
+# Open calls: at most model.MAX_OPEN_CALLS and MAX_OPEN_BYTES are kept, the oldest
 # dropped and reported.
 
 def never_completed(count):
@@ -335,7 +336,7 @@ OVERFLOW = "too many tool calls open at once (kept: at most 3 calls and 32 MiB)"
 
 
 def test_open_calls_beyond_the_cap_are_dropped_oldest_first_and_reported(monkeypatch):
-    monkeypatch.setattr(stream.CallPairer, "max_calls", 3)
+    monkeypatch.setattr(model.CallPairer, "max_calls", 3)
     data = b"".join(VENDOR[:1] + never_completed(5) + [
         tool_event("completed", "c4", "readToolCall", None, "success", session_id=SESSION)])
     status, out, err = in_process("tools", data)
@@ -362,7 +363,7 @@ def test_open_calls_beyond_the_cap_are_dropped_oldest_first_and_reported(monkeyp
 
 
 def test_a_call_alone_beyond_the_bytes_is_dropped_alone(monkeypatch):
-    monkeypatch.setattr(stream.CallPairer, "max_bytes", 2000)
+    monkeypatch.setattr(model.CallPairer, "max_bytes", 2000)
     data = b"".join(VENDOR[:1] + never_completed(2) + [
         tool_event("started", "big", "readToolCall", {"path": "p" * 2000}, session_id=SESSION),
         tool_event("completed", "c1", "readToolCall", None, "success", session_id=SESSION)])
@@ -374,7 +375,7 @@ def test_a_call_alone_beyond_the_bytes_is_dropped_alone(monkeypatch):
 
 
 def test_long_call_ids_are_paired_whole():
-    """A call_id beyond stream.LONG_CALL_ID is kept as a digest: two ids alike but for
+    """A call_id beyond model.LONG_CALL_ID is kept as a digest: two ids alike but for
     their last character are still two calls, and each finds its completion."""
     ids = ["x" * 50_000 + "a", "x" * 50_000 + "b"]
     data = b"".join([VENDOR[0], *(
@@ -397,7 +398,7 @@ def test_validate_reports_an_unfinished_call_dropped_among_too_many_open():
               b'"tool_call":{"readToolCall":{"args":{}}},"session_id":"%s"}\n'
     completed = started.replace(b'"started"', b'"completed"').replace(
         b'{"args":{}}', b'{"args":{},"result":{"success":{}}}')
-    count = stream.MAX_OPEN_CALLS + 1
+    count = model.MAX_OPEN_CALLS + 1
     session = SESSION.encode()
     result = event_line(type="result", subtype="success", is_error=False, duration_ms=1,
                         result="")
@@ -434,8 +435,8 @@ def test_a_million_calls_never_completed_keep_memory_bounded():
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out) == (1, b"")
     assert err.decode().splitlines() == [
-        f"ndagent-text: <stdin>:{stream.MAX_OPEN_CALLS + 2}: warning: too many tool calls "
-        f"open at once (kept: at most {stream.MAX_OPEN_CALLS} calls and 32 MiB): the oldest "
+        f"ndagent-text: <stdin>:{model.MAX_OPEN_CALLS + 2}: warning: too many tool calls "
+        f"open at once (kept: at most {model.MAX_OPEN_CALLS} calls and 32 MiB): the oldest "
         "are no longer tracked",
         "ndagent-text: <stdin>:1: run ended without a result event: the agent failed or "
         "was cut off"]

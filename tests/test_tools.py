@@ -211,14 +211,14 @@ def test_memory_holds_only_the_open_calls(write, tmp_path):
     largest = []
 
     class Watched(ToolsCommand):
-        def event(self, event):
-            super().event(event)
-            largest.append(len(self.open))
+        def call_ended(self, kept, end):
+            largest.append(len(self.pairer) + 1)  # with the call that ends
+            super().call_ended(kept, end)
 
     with open(tmp_path / "out", "wb") as sink:
         command_object = Watched(args, "ndagent-tools", cli.Output(sink.fileno()))
         assert cli.execute(command_object, args.files) == 0
-    assert max(largest) == 2 and len(command_object.open) == 0
+    assert max(largest) == 2 and len(command_object.pairer) == 0
     assert (tmp_path / "out").read_bytes().count(b"\n") == 400
 
 

@@ -10,24 +10,34 @@ nothing else, and offers:
   lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
   (ToolStart and ToolEnd) and ``"ends"`` (RunEnd: answer, usage, native object); the
   lines that begin and end runs are always among them;
-- ``Reader(source, checks)``: turns one input's decoded items into model events
+- ``Reader(source, checks, needs=None)``: turns one input's decoded items into model events
   (``ndagent.model``): ``event(event)`` for a decoder Event, ``skipped(item)`` for a
   decoder Skipped item (lines passed over: events of kinds not needed, which may still
   begin a run), ``finish()`` at the end of the input (the RunEnd of a run cut off).
   Each returns a list of model events.  With ``checks``, it also makes the ``Note``s of
-  its schema checks, for ``validate``;
+  its schema checks, for ``validate``; ``needs`` (as for ``markers``, or None for
+  every event) lets it keep less;
 - ``CHECKS``: {check: (severity, meaning)} of those schema checks;
 - ``LIVE_ANSWER``: whether the answer is all the Text of a run, printed as it arrives
   (Cursor), rather than known only at the run's end;
-- ``SEPARATOR``: what ``result --live`` prints between two messages' Text.
+- ``SEPARATOR``: what ``result --live`` prints between two messages' Text;
+- ``RUN_END``: the event that ends a run, for the message of a run cut off;
+- ``NOISE_LINES``: whether the agent itself writes lines that are not JSON on its
+  stream (``validate`` warns of them rather than count them errors);
+- optionally ``old_format(data)`` and ``OLD_FORMAT``: an object of an older shape of
+  the agent's stream, which ndagent does not read, and the message that says so.
 
-The registry below names them; a new agent is one module and one line here.
+The registry below names them; a new agent is one module and one line here.  How an
+input's agent is told (AGENTS.md §4) is ``Detector``'s.
 """
 
 from importlib import import_module
 
 # In the order detection tries them.
-NAMES = ("cursor", "claude", "codex", "gemini")
+NAMES = ("cursor", "codex", "gemini")
+
+# How many JSON objects detection reads before it gives up looking for a decisive one.
+DETECT_OBJECTS = 100
 
 
 def get(name):
@@ -35,3 +45,57 @@ def get(name):
     if name not in NAMES:
         raise LookupError(name)
     return import_module(f"ndagent.formats.{name}")
+
+
+class Detector:
+    """Tells an input's agent from its first JSON objects (AGENTS.md §4): the first
+    object decisive for an agent decides; after ``DETECT_OBJECTS`` objects, or at the
+    end of the input, with none decisive, the input is Cursor's when every object's
+    type is one Cursor uses (or there was no object), else no agent's.  ``forced``: the
+    agent of ``--agent`` (None for auto): another agent's decisive object is then an
+    error, and it is the agent of an input with none.
+
+    ``add`` and ``end`` return None while undecided, else ``(module, None, None)``, or
+    ``(None, line, message)`` for an input that is not read."""
+
+    def __init__(self, forced=None):
+        self.forced = None if forced is None else get(forced)
+        self.modules = [get(name) for name in NAMES]
+        self.objects = 0
+        self.first = None  # (line, type) of the first object
+        self.cursor_types = True
+
+    def add(self, data, line):
+        """The decision an object at ``line`` makes, or None."""
+        self.objects += 1
+        kind = data.get("type")
+        if self.first is None:
+            self.first = (line, kind)
+        for module in self.modules:
+            if module.decides(data):
+                forced = self.forced
+                if forced is not None and forced is not module:
+                    return (None, line,
+                            f"a {module.NAME} stream, not {forced.NAME} (--agent {forced.NAME})")
+                return module, None, None
+        for module in self.modules:
+            old = getattr(module, "old_format", None)
+            if old is not None and old(data):
+                return None, line, module.OLD_FORMAT
+        if self.cursor_types:
+            self.cursor_types = kind.__class__ is str and kind in get("cursor").TYPES
+        if self.objects >= DETECT_OBJECTS:
+            return self.end()
+        return None
+
+    def end(self):
+        """The decision with no decisive object."""
+        if self.forced is not None:
+            return self.forced, None, None
+        if self.cursor_types:
+            return get("cursor"), None, None
+        from ndagent.terminal import quote
+
+        line, kind = self.first
+        kind = f'type "{quote(kind)}"' if kind.__class__ is str else "no type"
+        return None, line, f"not an agent stream: no known event (first object: {kind})"

@@ -18,14 +18,19 @@ objects of no agent) neither begin a run nor end one.
 
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "Reader", "SEPARATOR", "decides", "markers",
-           "old_format"]
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "OLD_FORMAT", "RUN_END",
+           "SEPARATOR", "Reader", "decides", "markers", "old_format"]
 
 NAME = "codex"
+
+# What is said of an input in the format before 0.44.
+OLD_FORMAT = "unsupported codex format (before 0.44)"
 
 # The answer is the last agent_message, known only at the turn's end.
 LIVE_ANSWER = False
 SEPARATOR = "\n\n"
+RUN_END = "a turn.completed or turn.failed event"
+NOISE_LINES = False
 
 CHECKS = {
     "thread-start": ("warning", "a turn.started with no thread.started before it"),
@@ -34,8 +39,7 @@ CHECKS = {
                               "item.started"),
     "exit-code-null": ("warning", "a command completed with exit_code null (closed by the "
                                   "CLI at the turn's end)"),
-    "error-event": ("warning", "a top-level error event (the turn's failure when "
-                               "turn.failed follows)"),
+    "error-event": ("warning", "a top-level error event that no turn.failed follows"),
     "error-item": ("warning", "an error item: a notice of the CLI (configuration, "
                               "deprecation)"),
     "no-answer": ("warning", "a turn completed with no agent_message"),
@@ -168,25 +172,35 @@ class Reader:
         self.thread_seen = False
         self.thread_warned = False
         self.old_warned = False
+        # The note of a top-level error event, held until the next event: it is no
+        # warning when a turn.failed follows, which reports the same failure.
+        self.error_note = None
 
     def event(self, event):
         handler = _HANDLERS.get(event.type)
+        held = self.error_note
+        if held is not None:
+            self.error_note = None
+            if event.type != "turn.failed":
+                return [held, *self.event(event)]
         if handler is not None and not _old_item(event.data):
             return handler(self, event)
         if self.checks and not self.old_warned and old_format(event.data):
             self.old_warned = True  # once: every line of such an input is of that shape
-            return [_note("old-format", "unsupported codex format (before 0.44)", event)]
+            return [_note("old-format", OLD_FORMAT, event)]
         return []
 
     def skipped(self, item):
         return []
 
     def finish(self):
+        held = [] if self.error_note is None else [self.error_note]
+        self.error_note = None
         run = self.run
         if run is None:
-            return []
+            return held
         self.run = None
-        return [self._cut_off(run)]
+        return [*held, self._cut_off(run)]
 
     # Runs.
 
@@ -265,7 +279,7 @@ class Reader:
         if message.__class__ is str:
             run.error = message
         if self.checks:
-            out.append(_note("error-event", f'error: "{_quote(message)}"', event))
+            self.error_note = _note("error-event", f'error: "{_quote(message)}"', event)
         return out
 
     # Items.

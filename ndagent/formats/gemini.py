@@ -10,13 +10,17 @@ by ``tool_id``; ``error`` events are non-fatal notices.  The only figures are th
 
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "Reader", "SEPARATOR", "decides", "markers"]
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
+           "Reader", "decides", "markers"]
 
 NAME = "gemini"
 
 # The answer is the text after the last tool event: known only at the run's end.
 LIVE_ANSWER = False
 SEPARATOR = "\n\n"
+RUN_END = "a result event"
+# The CLI writes notices ("Loaded cached credentials.") on standard output too.
+NOISE_LINES = True
 
 # The schema checks of AGENTS.md 6.4 (Gemini); the generic ones are the frame's.
 CHECKS = {
@@ -65,6 +69,7 @@ _MARKERS = {
     # Deltas, and the tool events that end a message.
     "text": _ASSISTANT + _TOOL_EVENTS,
     "tools": _TOOL_EVENTS,
+    "tool_ends": _TOOL_EVENTS,
     # The answer, and every error event for the native object's warnings.
     "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
 }
@@ -228,7 +233,7 @@ class _Run:
 class Reader:
     """Turns one input's decoded items into model events (``ndagent.formats``)."""
 
-    def __init__(self, source, checks=False):
+    def __init__(self, source, checks=False, needs=None):
         self.source = source
         self.checks = checks
         self.run = None

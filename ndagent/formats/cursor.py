@@ -1,0 +1,729 @@
+"""The Cursor Agent CLI's stream-json format (``cursor-agent -p --output-format
+stream-json``): the one module that knows it.
+
+Tool kinds (the key of ``tool_call`` ending in ``ToolCall``, or ``function``), tool
+outcomes, where runs begin and end, how the assistant's answer is rebuilt (the
+partial-output rule), the json format's key order, and the schema that ``validate``
+checks.  FORMAT.md in the project's specification gives the sources of each rule.
+"""
+
+from ndagent.decoder import RawNumber, Skipped
+from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, json_size
+from ndagent.terminal import quote
+
+__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
+           "STRICT_ONLY", "TYPES", "Reader", "decides", "markers"]
+
+NAME = "cursor"
+
+# The answer is every assistant segment, printed as it arrives; segments join with nothing.
+LIVE_ANSWER = True
+SEPARATOR = ""
+RUN_END = "a result event"
+NOISE_LINES = False
+
+# The schema checks (the generic ones are validate's own).
+CHECKS = {
+    "type": ("error", "an event has no string type"),
+    "fields": ("error", "a documented field is missing or of the wrong JSON type"),
+    "session": ("error", "an event has no session_id, or not the one of its run"),
+    "init": ("warning", "a run does not begin with a system/init event"),
+    "result-count": ("error", "a run has a second result event"),
+    "after-result": ("error", "an event follows a result without beginning a new run"),
+    "unknown-type": ("warning", "an event type or subtype is not documented (--strict)"),
+    "unknown-field": ("warning", "a field is not documented (--strict)"),
+}
+
+# Checks for what clients must ignore: reported under --strict only.
+STRICT_ONLY = ("unknown-type", "unknown-field")
+
+# The key order of the `json` output format's one object.
+JSON_KEY_ORDER = (
+    "type", "subtype", "is_error", "duration_ms", "duration_api_ms",
+    "result", "session_id", "request_id",
+)
+
+# The keys under a tool's `result` that say how the call ended.
+OUTCOMES = ("success", "failure", "permissionDenied", "rejected", "error")
+
+_SUFFIX = "ToolCall"
+
+# Where each kind names what it acts on: the keys to look for, in order.  mcp and
+# function tools are named by their tool name instead (``ToolCall.name``).
+_TARGET_KEYS = {
+    "read": ("path",),
+    "write": ("path",),
+    "edit": ("path",),
+    "delete": ("path",),
+    "ls": ("path",),
+    "shell": ("command",),
+    "grep": ("pattern",),
+    "glob": ("globPattern",),
+    "semSearch": ("query",),
+    "webSearch": ("query", "searchTerm"),
+    "webFetch": ("url",),
+}
+
+
+class ToolCall:
+    """The tool inside a ``tool_call`` event: its kind, its object, and how it ended."""
+
+    __slots__ = ("kind", "body")
+
+    def __init__(self, kind, body):
+        self.kind = kind
+        self.body = body
+
+    @property
+    def args(self):
+        """The call's arguments, or None when the event has none (denied, rejected): the
+        ``args`` object, or for a function tool its ``arguments`` (often a string)."""
+        value = self.body.get(self._args_key)
+        return value if type(value) is dict or self.kind == "function" else None
+
+    @property
+    def _args_key(self):
+        return "arguments" if self.kind == "function" else "args"
+
+    @property
+    def outcome(self):
+        """``success``, ``failure``, ``permissionDenied``, ``rejected``, ``error``;
+        ``unknown`` for a result of another shape; None when there is no result yet."""
+        result = self.body.get("result")
+        if result is None:
+            return None
+        if type(result) is dict:
+            for name in OUTCOMES:
+                if name in result:
+                    return name
+        return "unknown"
+
+    @property
+    def completed_status(self):
+        """How the call of a completed event ended: its outcome, or ``unknown`` when the
+        event holds no result."""
+        return self.outcome or "unknown"
+
+    @property
+    def result(self):
+        """The object under the outcome key, or None."""
+        outcome = self.outcome
+        if outcome in OUTCOMES:
+            return self.body["result"][outcome]
+        return None
+
+    @property
+    def name(self):
+        """The tool's own name for MCP and function tools, else None."""
+        if self.kind == "function":
+            value = self.body.get("name")
+        elif self.kind == "mcp":
+            args = self.args or {}
+            value = args.get("name") or args.get("toolName")
+        else:
+            return None
+        return value if type(value) is str else None
+
+    @property
+    def args_target(self):
+        """The target as the args alone name it (None for a function tool, named beside
+        them): what a completed call without args takes from its started one."""
+        if self.kind == "mcp":
+            return self.name
+        return _target_in(self.kind, self.args)
+
+    @property
+    def target(self):
+        """What the call acts on, for people (`text -v`, the `tools` TSV): the path,
+        command, pattern, query or url, the tool name of an mcp or function tool; None
+        when the event does not say.  A call denied before it had args may still name
+        its target in the outcome (``permissionDenied.command``), so that is looked at
+        second."""
+        if self.kind in ("mcp", "function"):
+            return self.name
+        found = _target_in(self.kind, self.args)
+        return found if found is not None else _target_in(self.kind, self.result)
+
+    def kept(self):
+        """This call with only what the properties above read (args, name, result): what
+        a command keeps of a started call until it completes."""
+        body = self.body
+        return ToolCall(self.kind, {key: body[key] for key in (self._args_key, "name", "result")
+                                    if key in body})
+
+    def with_args(self, args):
+        """This call, given ``args`` (its started event's) when it has none of its own:
+        a completed event may lack them."""
+        if args is None or self.args is not None:
+            return self
+        return ToolCall(self.kind, {**self.body, self._args_key: args})
+
+
+def _target_in(kind, place):
+    """The first string under one of ``kind``'s target keys in ``place``, or None."""
+    if type(place) is dict:
+        for key in _TARGET_KEYS.get(kind, ()):
+            value = place.get(key)
+            if type(value) is str:
+                return value
+    return None
+
+
+def tool_call(data):
+    """The ToolCall of a ``tool_call`` event's data, or None when it names no single tool.
+
+    The kind is the one key ending in ``ToolCall`` (``readToolCall`` is ``read``): since
+    2026.07 the object has sibling keys too, so the first key is not it.  A tool object
+    under ``function`` is kind ``function``."""
+    calls = data.get("tool_call")
+    if type(calls) is not dict:
+        return None
+    found = None
+    for key, body in calls.items():
+        if key.endswith(_SUFFIX) and len(key) > len(_SUFFIX) and type(body) is dict:
+            if found is not None:
+                return None
+            found = ToolCall(key[:-len(_SUFFIX)], body)
+    if found is None and type(calls.get("function")) is dict:
+        found = ToolCall("function", calls["function"])
+    return found
+
+
+def call_id(data):
+    """The ``call_id`` that links a ``tool_call`` event's started and completed, or None
+    when it is not a string (it may hold a newline: ``"call_...\\nfc_..."``)."""
+    value = data.get("call_id")
+    return value if type(value) is str else None
+
+
+def assistant_text(data):
+    """The text of an ``assistant`` (or ``user``) event: its content's texts, joined."""
+    message = data.get("message")
+    if message.__class__ is not dict:
+        return ""
+    content = message.get("content")
+    if content.__class__ is not list:
+        return content if content.__class__ is str else ""
+    if len(content) == 1:  # the usual case, made quick
+        part = content[0]
+        text = part.get("text") if part.__class__ is dict else None
+        return text if text.__class__ is str else ""
+    return "".join(part["text"] for part in content if part.__class__ is dict
+                   and part.get("text").__class__ is str)
+
+
+def is_failure(data):
+    """A ``result`` event that reports a failed run: ``is_error`` true or not ``success``."""
+    return data.get("is_error") is True or data.get("subtype") != "success"
+
+
+def json_format(data):
+    """A ``result`` event's object in the `json` format's key order, other keys after."""
+    ordered = {key: data[key] for key in JSON_KEY_ORDER if key in data}
+    if len(ordered) < len(data):
+        for key, value in data.items():
+            if key not in ordered:
+                ordered[key] = value
+    return ordered
+
+
+# Schema (validate).  The documented fields of each kind of event (FORMAT.md §1 and §2),
+# by (type, subtype):
+# (required fields, optional fields), each with the Python type of its JSON value (int:
+# a non-negative integer).  ``type``, ``subtype`` and ``session_id`` (checked by
+# 'session') are known everywhere.  The subtype is None for types whose subtype does not
+# matter (result) or is absent (user, assistant).
+_MESSAGE = {"message": dict}
+_TOOL_CALL = ({"call_id": str, "tool_call": dict}, {"model_call_id": str, "timestamp_ms": int})
+FIELDS = {
+    ("system", "init"): ({"apiKeySource": str, "cwd": str, "model": str,
+                          "permissionMode": str}, {}),
+    ("user", None): (_MESSAGE, {}),
+    ("assistant", None): (_MESSAGE, {"model_call_id": str, "timestamp_ms": int}),
+    ("tool_call", "started"): _TOOL_CALL,
+    ("tool_call", "completed"): _TOOL_CALL,
+    ("result", None): ({"subtype": str, "is_error": bool, "duration_ms": int, "result": str},
+                       {"duration_api_ms": int, "request_id": str, "usage": dict}),
+    ("thinking", "delta"): ({}, {"text": str, "timestamp_ms": int}),
+    ("thinking", "completed"): ({}, {"timestamp_ms": int}),
+    ("interaction_query", "request"): ({}, {"query_type": str, "query": dict}),
+    ("interaction_query", "response"): ({}, {"query_type": str, "response": dict}),
+}
+_SUBTYPED = frozenset(kind for kind, subtype in FIELDS if subtype is not None)
+# The event types of the stream: an input with no decisive object whose objects all
+# have one of them is read as Cursor (AGENTS.md §4).
+TYPES = frozenset(kind for kind, _ in FIELDS)
+# For each kind of event: (required fields, every known field → its type or None).
+_SCHEMAS = {
+    key: (required, {"type": None, "subtype": None, "session_id": None, **optional,
+                     **required})
+    for key, (required, optional) in FIELDS.items()
+}
+_EXPECTED = {str: "a string", bool: "a boolean", int: "a non-negative integer",
+             dict: "an object"}
+
+# Keys beside the tool's own object in ``tool_call`` (since 2026.07), in the tool's
+# object, and beside the outcome in its ``result``.
+_TOOL_SIBLINGS = frozenset({"hookAdditionalContexts", "toolCallId", "startedAtMs",
+                            "completedAtMs"})
+_TOOL_KEYS = {"function": frozenset({"name", "arguments", "result"})}
+_TOOL_KEYS_DEFAULT = frozenset({"args", "result"})
+_RESULT_SIBLINGS = frozenset({"isBackground"})
+
+
+def _describe(value):
+    """A JSON value in a few words, for 'must be X, not Y'."""
+    if value is None:
+        return "null"
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) in (int, float):
+        return quote(str(value))
+    if type(value) is RawNumber:
+        return quote(value.text)
+    if type(value) is str:
+        return "a string"
+    return "an array" if type(value) is list else "an object"
+
+
+def _shape(data):
+    """What an event's type, subtype and keys alone tell, the same for every event of
+    that shape: (their problems, the fields whose values must be of a JSON type, with
+    that type, and which nested object to check: "message", "tool_call" or None).
+    Tuples: the same problems are handed out for every event of the shape."""
+    kind = data.get("type")
+    if type(kind) is not str:
+        return (("type", 'the event has no "type"' if kind is None else
+                 f'"type" must be a string, not {_describe(kind)}'),), (), None
+    if kind not in TYPES:
+        return (("unknown-type", f'unknown event type "{quote(kind)}"'),), (), None
+    subtype = data.get("subtype") if kind in _SUBTYPED else None
+    schema = _SCHEMAS.get((kind, subtype)) if type(subtype) in (str, type(None)) else None
+    if schema is None:
+        if kind == "tool_call":
+            problem = ("fields", '"subtype" of a tool_call must be "started" or "completed"')
+        elif type(subtype) is str:
+            problem = ("unknown-type",
+                       f'unknown subtype of a "{kind}" event: "{quote(subtype)}"')
+        else:
+            problem = ("unknown-type", f'a "{kind}" event with no string subtype')
+        return (problem,), (), None
+    required, known = schema
+    problems = [("fields", f'"{name}" is missing') for name in required if name not in data]
+    problems += [("unknown-field", f'unknown field "{quote(name)}"') for name in data
+                 if name not in known]
+    typed = tuple((name, known[name]) for name in data if known.get(name) is not None)
+    nested = {"user": "message", "assistant": "message", "tool_call": "tool_call"}.get(kind)
+    return tuple(problems), typed, nested
+
+
+# Shapes seen, (type, subtype, *keys) → _shape(): most events share a few shapes, so
+# each is worked out once.  Bounded in bytes, since a hostile stream can make endless
+# shapes of long keys: a shape of more than 1/256 of _MAX_SHAPE_BYTES (its keys and
+# messages, by model.json_size) is not kept, and the cache is emptied when it would pass
+# _MAX_SHAPE_BYTES.  A real stream has a few dozen shapes, of a few hundred bytes each.
+_SHAPES = {}
+_MAX_SHAPE_BYTES = 4 << 20
+_shapes_size = 0
+
+
+def _remember(key, shape):
+    """Cache ``shape`` under ``key``, within the bound."""
+    global _shapes_size
+    size = json_size([list(key), [message for _, message in shape[0]]])
+    if size > _MAX_SHAPE_BYTES >> 8:
+        return
+    if _shapes_size + size > _MAX_SHAPE_BYTES:
+        _SHAPES.clear()
+        _shapes_size = 0
+    _SHAPES[key] = shape
+    _shapes_size += size
+
+
+def _unknown_keys(data, known, where):
+    """'unknown-field' for each key of a nested object that is not documented; ``where``
+    is the path to the object (``message.``), the field's path being quoted whole."""
+    for name in data:
+        if name not in known:
+            yield "unknown-field", f'unknown field "{quote(where + name)}"'
+
+
+def _message_problems(data, role):
+    """The problems of a user or assistant event's ``message`` (a list)."""
+    message = data["message"]
+    if len(message) == 2 and message.get("role") == role:
+        content = message.get("content")
+        if type(content) is list and all(
+                type(part) is dict and len(part) == 2 and part.get("type") == "text"
+                and type(part.get("text")) is str for part in content):
+            return ()  # the usual case, told quickly
+    return list(_message_details(data, role))
+
+
+def _message_details(data, role):
+    message = data["message"]
+    if message.get("role") != role:
+        yield "fields", f'"message.role" must be "{role}"'
+    content = message.get("content")
+    if type(content) is not list:
+        described = "missing" if content is None else f"not {_describe(content)}"
+        yield "fields", f'"message.content" must be an array of texts, {described}'
+        content = ()
+    yield from _unknown_keys(message, ("role", "content"), "message.")
+    for index, part in enumerate(content):
+        where = f"message.content[{index}]"
+        if type(part) is not dict:
+            yield "fields", f'"{where}" must be an object, not {_describe(part)}'
+            continue
+        if part.get("type") != "text":
+            yield "fields", f'"{where}.type" must be "text"'
+        if type(part.get("text")) is not str:
+            yield "fields", f'"{where}.text" must be a string, not {_describe(part.get("text"))}'
+        yield from _unknown_keys(part, ("type", "text"), where + ".")
+
+
+def _tool_problems(data, completed):
+    """The problems of a tool_call event's ``tool_call`` object."""
+    call = tool_call(data)
+    if call is None:
+        yield "fields", '"tool_call" must hold one object: a *ToolCall key, or "function"'
+        return
+    calls = data["tool_call"]
+    if call.kind != "function" and type(calls.get("function")) is dict:
+        yield "fields", '"tool_call" must hold one object: a *ToolCall key, or "function"'
+        return
+    tool_key = next(key for key, body in calls.items() if body is call.body)
+    for name in calls:
+        if name != tool_key and name not in _TOOL_SIBLINGS:
+            yield "unknown-field", f'unknown field "{quote("tool_call." + name)}"'
+    where = f"tool_call.{tool_key}."
+    yield from _unknown_keys(call.body, _TOOL_KEYS.get(tool_key, _TOOL_KEYS_DEFAULT), where)
+    if completed:
+        outcome = call.outcome
+        if outcome not in OUTCOMES:
+            yield "fields", (f'"{quote(where + "result")}" must hold the outcome: '
+                             f'{", ".join(OUTCOMES[:-1])} or {OUTCOMES[-1]}')
+        else:
+            known = _RESULT_SIBLINGS | {outcome}
+            yield from _unknown_keys(call.body["result"], known, where + "result.")
+
+
+def event_problems(data):
+    """(check, message) for each problem of one event's own content: its type, its
+    documented fields and their kinds, and what is not documented.  What depends on the
+    rest of the stream (sessions, runs) is the Reader's."""
+    kind, subtype = data.get("type"), data.get("subtype")
+    if type(kind) is str and (subtype is None or type(subtype) is str):
+        key = (kind, subtype, *data)
+        shape = _SHAPES.get(key)
+        if shape is None:
+            shape = _shape(data)
+            _remember(key, shape)
+    else:
+        shape = _shape(data)
+    problems, typed, nested = shape
+    for name, expected in typed:
+        value = data[name]
+        if type(value) is not expected and not _is_integral(value, expected) or (
+                expected is int and type(value) is not RawNumber and value < 0):
+            problems = [*problems, ("fields", f'"{name}" must be {_EXPECTED[expected]}, '
+                                              f"not {_describe(value)}")]
+    if nested == "message" and type(data.get("message")) is dict:
+        problems = [*problems, *_message_problems(data, kind)]
+    elif nested == "tool_call" and type(data.get("tool_call")) is dict:
+        problems = [*problems, *_tool_problems(data, subtype == "completed")]
+    return problems
+
+
+def _is_integral(value, expected):
+    """Whether ``value`` is a JSON integer though not a Python int: JSON has one kind of
+    number, and orjson reads integers beyond 64 bits as floats (``2**70``), or the
+    decoder keeps them as written (a RawNumber: only a non-negative one counts)."""
+    if expected is not int:
+        return False
+    if type(value) is float:
+        return value.is_integer()
+    return type(value) is RawNumber and not any(char in value.text for char in "-.eE")
+
+
+
+
+def decides(data):
+    """Whether a decoded object is decisive for Cursor (AGENTS.md §4)."""
+    kind = data.get("type")
+    if kind == "system":
+        return (data.get("subtype") == "init" and "tools" not in data
+                and "claude_code_version" not in data)
+    if kind == "tool_call" or kind == "thinking" or kind == "interaction_query":
+        return True
+    if kind == "result":
+        return "duration_ms" in data and not any(
+            key in data for key in ("num_turns", "total_cost_usd", "modelUsage", "status"))
+    return False
+
+
+# The events each need takes (``TYPE`` or ``TYPE/SUBTYPE``); the run boundaries always.
+_NEEDS = {
+    "text": ("assistant",),
+    "tools": ("tool_call",),
+    "tool_ends": ("tool_call/completed",),
+    "ends": (),
+}
+_BOUNDARIES = ("system", "result")
+
+
+def markers(needs):
+    """The decoder markers of the events that ``needs`` take, the run boundaries added."""
+    names = set(_BOUNDARIES)
+    for need in needs:
+        names.update(_NEEDS[need])
+    if "tool_call" in names:
+        names.discard("tool_call/completed")
+    found = []
+    for name in sorted(names):
+        kind, _, subtype = name.partition("/")
+        found.append((("type", kind), ("subtype", subtype)) if subtype else (("type", kind),))
+    return tuple(found)
+
+
+def begins_run(data):
+    """Whether an event's data is ``system/init``, with which a run begins."""
+    return data.get("type") == "system" and data.get("subtype") == "init"
+
+
+class _Run:
+    """One run: where it began, whether its result was read, and what its answer and
+    checks need."""
+
+    __slots__ = ("start", "ended", "partial", "session", "session_id", "first_event",
+                 "stray")
+
+    def __init__(self, start):
+        self.start = start
+        self.ended = False
+        # Whether the run was made with --stream-partial-output: decided by its first
+        # assistant event (None until then).
+        self.partial = None
+        self.session = None  # (session_id, line) of the run's first session_id
+        self.session_id = None  # the same session_id alone, for the quick test
+        self.first_event = True
+        self.stray = False  # the run is events after a result, with no init
+
+
+class Reader:
+    """Model events of one input's Cursor events.
+
+    A run begins at ``system/init``, or at the first event (or skipped line) after a
+    ``result``, and ends at its ``result``.  Text: each assistant event's text, but in a
+    run made with ``--stream-partial-output`` (its first assistant event has
+    ``timestamp_ms`` and no ``model_call_id``) only the deltas, since the CLI repeats
+    their text as whole segments.  With ``checks``, the schema checks, sessions and run
+    beginnings make Notes."""
+
+    def __init__(self, source, checks=False, needs=None):
+        self.source = source
+        self.checks = checks
+        self.run = None
+        # The line of the result that ended the input's last run, if it had one.
+        self.follows_result = None
+
+    def event(self, event):
+        run = self.run
+        kind = event.type
+        data = event.data
+        if run is not None and not run.ended and kind != "system" and kind != "result" \
+                and kind != "tool_call":
+            # The most frequent events, made quick: no run begins or ends at them.
+            out = _NONE
+            if self.checks:
+                problems = event_problems(data)
+                session_id = data.get("session_id")
+                if problems or run.first_event or session_id is None \
+                        or session_id != run.session_id:
+                    out = self._check(run, event, problems)
+            if kind != "assistant":
+                return out
+            partial = run.partial
+            if partial is None:
+                partial = run.partial = "timestamp_ms" in data and "model_call_id" not in data
+            if partial and ("timestamp_ms" not in data or "model_call_id" in data):
+                return out  # a flush of text that came as deltas
+            text = assistant_text(data)
+            if text:
+                return [*out, Text(text, None, event.source, event.line)]
+            return out
+        out = []
+        if kind == "system" and begins_run(data) or run is None or run.ended:
+            run = self._begin(event, out)
+        if kind == "result":
+            run.ended = True
+        if self.checks:
+            out += self._check(run, event, event_problems(data))
+        if kind == "assistant":
+            text = self._text(run, data)
+            if text:
+                out.append(Text(text, None, event.source, event.line))
+        elif kind == "tool_call":
+            self._tool(event, out)
+        elif kind == "result":
+            out.append(self._end(run, event))
+        return out
+
+    def skipped(self, item):
+        run = self.run
+        if run is None or run.ended:
+            out = []
+            self._begin(item, out)
+            return out
+        return []
+
+    def finish(self):
+        run = self.run
+        self.run = None
+        if run is None or run.ended:
+            return []
+        return [self._cut_off(run)]
+
+    def _begin(self, item, out):
+        """A run begins at ``item``: the open one is cut off."""
+        run = self.run
+        if run is not None and not run.ended:
+            out.append(self._cut_off(run))
+        start = RunStart(agent=NAME, source=item.source, line=item.line)
+        if item.__class__ is not Skipped and begins_run(item.data):
+            data = item.data
+            start.session_id = _string(data.get("session_id"))
+            start.model = _string(data.get("model"))
+            start.cwd = _string(data.get("cwd"))
+        out.append(start)
+        self.run = _Run(start)
+        return self.run
+
+    def _cut_off(self, run):
+        self.follows_result = None
+        return RunEnd(start=run.start, cutoff=True, ok=False, stray=run.stray,
+                      source=run.start.source, line=run.start.line)
+
+    def _end(self, run, event):
+        data = event.data
+        self.follows_result = event.line
+        answer = data.get("result")
+        return RunEnd(start=run.start, cutoff=False, ok=not is_failure(data),
+                      answer=answer if answer.__class__ is str else None,
+                      native=json_format(data), usage=_usage(data.get("usage")),
+                      duration_ms=data.get("duration_ms"), model=run.start.model,
+                      stray=run.stray, source=event.source, line=event.line)
+
+    def _text(self, run, data):
+        """The part of an ``assistant`` event's data that belongs to the answer."""
+        partial = run.partial
+        if partial is None:
+            partial = run.partial = "timestamp_ms" in data and "model_call_id" not in data
+        if partial and ("timestamp_ms" not in data or "model_call_id" in data):
+            return ""  # a flush of text that came as deltas
+        return assistant_text(data)
+
+    def _tool(self, event, out):
+        data = event.data
+        subtype = data.get("subtype")
+        call = tool_call(data) if subtype == "started" or subtype == "completed" else None
+        if call is None:
+            if self.checks:  # validate still pairs its call_id (and reports the rest)
+                if subtype == "started" or subtype == "completed":
+                    if subtype == "started":
+                        out.append(ToolStart(call_id=call_id(data), source=event.source,
+                                             line=event.line))
+                    else:
+                        out.append(ToolEnd(call_id=call_id(data), outcome="unknown",
+                                           source=event.source, line=event.line))
+                return
+            # Still a tool event: the text after it is not the run's final message.
+            out.append(Note(check="tool-unnamed", message="skipped: a tool_call event that "
+                            "names no single tool" if subtype == "completed" else None,
+                            source=event.source, line=event.line))
+            return
+        if subtype == "started":
+            out.append(ToolStart(
+                call_id=call_id(data), kind=call.kind, name=call.name, args=call.args,
+                target=call.args_target, session_id=data.get("session_id"),
+                model_call_id=data.get("model_call_id"), time_ms=data.get("timestamp_ms"),
+                source=event.source, line=event.line))
+        else:
+            outcome = call.outcome
+            out.append(ToolEnd(
+                call_id=call_id(data), kind=call.kind, name=call.name, args=call.args,
+                target=call.target, session_id=data.get("session_id"),
+                model_call_id=data.get("model_call_id"), time_ms=data.get("timestamp_ms"),
+                outcome="unknown" if outcome is None else outcome, result=call.result,
+                source=event.source, line=event.line))
+
+    # Checks (validate).
+
+    def _check(self, run, event, problems):
+        """The Notes of an event's checks, ``problems`` its ``event_problems`` (usually
+        none: an empty tuple)."""
+        data = event.data
+        out = _NONE
+        if run.first_event:
+            run.first_event = False
+            out = []
+            self._check_beginning(run, event, out)
+        if problems:
+            out = [*out, *(Note(check=check, message=message, source=event.source,
+                                line=event.line) for check, message in problems)]
+        session_id = data.get("session_id")
+        if session_id is None or session_id != run.session_id:
+            kind = event.type
+            if kind is not None and (kind in TYPES or "session_id" in data):
+                out = list(out)
+                self._check_session(run, event, out)
+        return out
+
+    def _check_beginning(self, run, event, out):
+        if begins_run(event.data):
+            return
+        previous = self.follows_result
+        if previous is None:
+            out.append(_note("init", "the run does not begin with a system/init event", event))
+            return
+        run.stray = True
+        if event.type == "result":
+            out.append(_note("result-count", "a second result event for the run that ended "
+                             f"at line {previous}", event))
+        else:
+            out.append(_note("after-result", f"an event after the result of line {previous}: "
+                             "a new run must begin with a system/init event", event))
+
+    def _check_session(self, run, event, out):
+        value = event.data.get("session_id")
+        if type(value) is not str:
+            out.append(_note("session", 'the event has no "session_id"' if value is None
+                             else f'"session_id" must be a string, not {_describe(value)}',
+                             event))
+        elif run.session is None:
+            run.session = (value, event.line)
+            run.session_id = value
+        elif value != run.session[0]:
+            first, line = run.session
+            out.append(_note("session", f'session_id "{quote(value)}" differs from the run\'s '
+                             f'"{quote(first)}" (line {line})', event))
+
+
+_NONE = ()
+
+
+def _note(check, message, event):
+    return Note(check=check, message=message, source=event.source, line=event.line)
+
+
+def _string(value):
+    return value if value.__class__ is str else None
+
+
+def _usage(usage):
+    """{input, cacheRead, cacheWrite, output} of a result's ``usage``, or None."""
+    if usage.__class__ is not dict:
+        return None
+    return {"input": usage.get("inputTokens"), "cacheRead": usage.get("cacheReadTokens"),
+            "cacheWrite": usage.get("cacheWriteTokens"), "output": usage.get("outputTokens")}
+
