@@ -970,8 +970,8 @@ def test_decides(data, decisive):
 
 # The markers: the lines they select make the same events as all lines.
 
-NEEDS = [frozenset(needs) for needs in ((), ("text",), ("tools",), ("ends",),
-                                        ("text", "tools"), ("text", "ends"),
+NEEDS = [frozenset(needs) for needs in ((), ("text",), ("tools",), ("tool_ends",),
+                                        ("ends",), ("text", "tools"), ("text", "ends"),
                                         ("tools", "ends"), ("text", "tools", "ends"))]
 
 
@@ -994,7 +994,8 @@ def _project(events, needs):
                            event.duration_ms, event.model]
             kept.append(("end", *fields))
         elif (kind is Text and "text" in needs) or (
-                kind in (ToolStart, ToolEnd) and "tools" in needs):
+                kind in (ToolStart, ToolEnd) and "tools" in needs) or (
+                kind is ToolEnd and "tool_ends" in needs):
             kept.append((kind.__name__, *(getattr(event, name) for name in event.__slots__)))
         elif kind is Note:
             raise AssertionError("no notes without checks")

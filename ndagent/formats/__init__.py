@@ -34,7 +34,7 @@ input's agent is told (AGENTS.md §4) is ``Detector``'s.
 from importlib import import_module
 
 # In the order detection tries them.
-NAMES = ("cursor", "codex", "gemini")
+NAMES = ("cursor", "claude", "codex", "gemini")
 
 # How many JSON objects detection reads before it gives up looking for a decisive one.
 DETECT_OBJECTS = 100

@@ -29,6 +29,8 @@ NAME = "claude"
 # be the last (AGENTS.md 6.2).
 LIVE_ANSWER = False
 SEPARATOR = "\n\n"
+RUN_END = "a result event"
+NOISE_LINES = False
 
 # The checks of this format that ``validate`` adds to the generic ones (AGENTS.md 6.4).
 CHECKS = {
@@ -122,7 +124,7 @@ def markers(needs):
              (("type", "assistant"),)]
     if "text" in needs or "ends" in needs:
         found.append((("type", "stream_event"),))
-    if "tools" in needs:
+    if "tools" in needs or "tool_ends" in needs:
         found.append((("type", "user"),))
     return tuple(found)
 
@@ -176,7 +178,7 @@ class _Run:
 class Reader:
     """Turns one input's decoded items into model events (``ndagent.model``)."""
 
-    def __init__(self, source, checks=False):
+    def __init__(self, source, checks=False, needs=None):
         # ``source``: the input's name, which every item carries too.
         self.checks = checks
         self.run = None
