@@ -21,7 +21,17 @@ from hypothesis import strategies as st
 
 from ndagent.decoder import Event, Selection, Skipped, decode_line, iter_items
 from ndagent.formats import gemini
-from ndagent.model import KINDS, OUTCOMES, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import (
+    KINDS,
+    OUTCOMES,
+    Note,
+    RunEnd,
+    RunStart,
+    Text,
+    ToolEnd,
+    ToolStart,
+    epoch_ms,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 GEMINI_GOLDEN = GOLDEN / "gemini"
@@ -548,7 +558,7 @@ def test_a_new_run_forgets_the_last_ones_calls():
     ("٢٠٢٦-05-11T08:02:14Z", None), ("", None), (1778486534310, None), (None, None),
 ])
 def test_epoch_ms(text, ms):
-    assert gemini.epoch_ms(text) == ms
+    assert epoch_ms(text) == ms
 
 
 # Detection (AGENTS.md 4).

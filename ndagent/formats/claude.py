@@ -21,7 +21,7 @@ and its decisions in parts 4 to 6).  What it takes care of:
 
 from io import StringIO
 
-from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 
 NAME = "claude"
 
@@ -675,35 +675,6 @@ def _retry_message(data):
     return said
 
 
-_TIMESTAMP = None
-
-
 def _epoch_ms(value):
-    """An ISO 8601 timestamp (``2026-06-02T09:14:07.512Z``) in epoch milliseconds, or
-    None.  Without an offset, it is taken as UTC."""
-    global _TIMESTAMP
-    if value.__class__ is not str:
-        return None
-    if _TIMESTAMP is None:
-        import re
-
-        _TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})"
-                                r":([0-9]{2})(?:[.,]([0-9]+))?([Zz]|[+-][0-9]{2}:?[0-9]{2})?")
-    match = _TIMESTAMP.fullmatch(value)
-    if match is None:
-        return None
-    from datetime import datetime, timezone
-
-    try:
-        moment = datetime(*(int(part) for part in match.groups()[:6]), tzinfo=timezone.utc)
-    except ValueError:
-        return None
-    ms = int(moment.timestamp()) * 1000
-    fraction, offset = match.group(7), match.group(8)
-    if fraction:
-        ms += int(fraction[:3].ljust(3, "0"))
-    if offset and offset not in "Zz":
-        digits = offset[1:].replace(":", "")
-        minutes = int(digits[:2]) * 60 + int(digits[2:])
-        ms -= minutes * 60_000 if offset[0] == "+" else -minutes * 60_000
-    return ms
+    """An ISO 8601 timestamp in epoch milliseconds, or None; without a zone, UTC."""
+    return epoch_ms(value, zone_required=False)
