@@ -32,6 +32,21 @@ CASES = {
 }
 
 
+# The other agents' streams: (agent, ndagent arguments, the jq recipe its users write).
+AGENT_CASES = (
+    ("claude", ["result"], ["-rj", 'select(.type == "stream_event" and '
+                                   '.event.delta.type? == "text_delta") | .event.delta.text']),
+    ("claude", ["json"], ["-c", 'select(.type=="result")']),
+    ("claude", ["text"], ["-r", 'select(.type=="assistant") | .message.content[] '
+                                '| select(.type=="tool_use") | .name']),
+    ("codex", ["result"], ["-r", '.item | select(.type=="agent_message") | .text']),
+    ("codex", ["json"], ["-c", 'select(.type=="turn.completed")']),
+    ("gemini", ["result"], ["-j", 'select(.type=="message" and .role=="assistant") '
+                                  "| .content"]),
+    ("gemini", ["json"], ["-c", 'select(.type=="result")']),
+)
+
+
 def timed(argv, stdin_path=None):
     """(seconds, max RSS in MB) of one run, stdout to /dev/null."""
     with open(os.devnull, "wb") as sink:
@@ -132,6 +147,22 @@ def main():
             print(f"| `{verb}` | {kind} | {our_s:.2f} s, {megabytes / our_s:.0f} MB/s "
                   f"| {jq_s:.2f} s, {megabytes / jq_s:.0f} MB/s "
                   f"| {ratio:.1f}x ({target}x, {verdict}) | {rss:.0f} MB |", flush=True)
+    print("\nThe other agents' streams (tests/bench/generate.py --agent, the same size), "
+          "against the jq recipe their users write:\n")
+    print("| agent | command | ndagent | jq | ratio | ndagent peak memory |")
+    print("|---|---|---|---|---|---|")
+    for agent, ours, program in AGENT_CASES:
+        path = data / f"stream-{args.mb:g}mb-seed1-{agent}.ndjson"
+        if not path.exists():
+            print(f"generating {path} ...", file=sys.stderr)
+            generate(path, args.mb, seed=1, agent=agent)
+        size = path.stat().st_size / 1e6
+        our_s, jq_s, ratio, rss = compare(
+            [str(BIN / f"ndagent-{ours[0]}"), *ours[1:], str(path)],
+            ["jq", *program, str(path)], args.rounds)
+        print(f"| {agent} | `{' '.join(ours)}` | {our_s:.2f} s, {size / our_s:.0f} MB/s "
+              f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.1f}x | {rss:.0f} MB |",
+              flush=True)
     ours, base = startup(max(10, args.rounds * 5))
     print(f"\nStart-up on a tiny stream (median): `ndagent json` {ours * 1000:.0f} ms, "
           f"`python -c 'import orjson'` {base * 1000:.0f} ms: {ours / base:.2f}x "
