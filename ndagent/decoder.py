@@ -817,6 +817,9 @@ class _SecondHalf:
     def first_reader(self):
         return _range_reader(self.fd, 0, self.middle)
 
+    def _second_reader(self):
+        return _range_reader(self.fd, self.middle, self.size)
+
     def _fork(self):
         import signal
 
@@ -843,8 +846,8 @@ class _SecondHalf:
         offsets), and the number of lines."""
         spans = _SpanLines(self.lines)
         record = []
-        for batch in _read_batches(spans.source, _range_reader(self.fd, self.middle, self.size),
-                                   spans, self.chunk_size, self.max_line, at_start=False,
+        for batch in _read_batches(spans.source, self._second_reader(), spans,
+                                   self.chunk_size, self.max_line, at_start=False,
                                    offset=self.middle):
             for item in batch:
                 kind = item.__class__
@@ -866,8 +869,7 @@ class _SecondHalf:
             self.end_child()
         lines = self.lines
         if record is None:
-            yield from _read_batches(lines.source, _range_reader(self.fd, self.middle,
-                                                                 self.size),
+            yield from _read_batches(lines.source, self._second_reader(),
                                      lines, self.chunk_size, self.max_line, at_start=False)
             return
         entries, count = record
