@@ -404,35 +404,36 @@ class Selection:
 
     The test on the bytes is sound whatever the key order, duplicate keys or escapes
     of a line: a line is passed over only when it looks like an object (starts with
-    ``{``, ends with ``}``), holds no ``"KEY":"VALUE"`` of a marker anywhere (space
-    allowed around the colon), and no ``\\u00XX`` escape of a printable ASCII
-    character, the only other way to spell a key or value.  No decoding of such a line
-    can give an object with a marker's pairs, however its keys repeat (the last
-    counts)."""
+    ``{``, ends with ``}``), holds no ``"KEY":"VALUE"`` of a marker's first pair
+    anywhere (space allowed around the colon) or not the quoted ``"VALUE"`` of each of
+    its other pairs, and no ``\\u00XX`` escape of a printable ASCII character, the only
+    other way to spell a key or value.  No decoding of such a line can give an object
+    with a marker's pairs, however its keys repeat (the last counts)."""
 
     def __init__(self, markers):
         import re
 
-        # first key -> {first value (bytes) -> [the marker's other pairs, ...]}
-        self.table = {}
-        self.other_patterns = {}
+        # first key -> {first value -> [the marker's other pairs, ...]}
+        self.decoded = {}
         for marker in markers:
             marker = tuple(marker)
             for pair in marker:
                 if not all(_is_plain(name) for name in pair):
                     raise ValueError(f"a marker is made of plain names: {pair!r}")
             (key, value), rest = marker[0], marker[1:]
-            self.table.setdefault(key, {}).setdefault(value.encode(), []).append(rest)
-            for other_key, other_value in rest:
-                self.other_patterns[(other_key, other_value)] = re.compile(
-                    _pair_pattern(re, other_key, [other_value.encode()]))
-        # (pattern, {value: rests}, whether every value alone is enough: no other pairs)
-        self.patterns = [(re.compile(_pair_pattern(re, key, sorted(values))), values,
-                          all(() in rests for rests in values.values()))
-                         for key, values in self.table.items()]
-        # The same table with str values, for decoded objects.
-        self.decoded = {key: {value.decode(): rests for value, rests in values.items()}
-                        for key, values in self.table.items()}
+            self.decoded.setdefault(key, {}).setdefault(value, []).append(rest)
+        # (pattern, {value (bytes): None when the value alone is enough, else the other
+        # pairs' values, quoted, per marker}, whether every value alone is enough).  A
+        # line holds a pair only if it holds the pair's value, quoted: that is how the
+        # other pairs are told.
+        self.patterns = []
+        for key, values in self.decoded.items():
+            needles = {value.encode(): None if () in rests else tuple(
+                           tuple(b'"%s"' % other.encode() for _, other in rest)
+                           for rest in rests)
+                       for value, rests in values.items()}
+            self.patterns.append((re.compile(_pair_pattern(re, key, sorted(needles))),
+                                  needles, all(rests is None for rests in needles.values())))
         # (key, values) when every marker is one pair of that key: the usual case.
         self.quick = None
         if len(self.patterns) == 1 and self.patterns[0][2]:
@@ -468,11 +469,15 @@ class Selection:
                 continue
             for match in pattern.finditer(text, begin, end):
                 start = rfind(b"\n", floor, match.start()) + 1
-                if start not in starts:
-                    rests = values[match.group(1)]
-                    if () in rests or self._others_hold(text, start, find(b"\n", start),
-                                                        rests):
-                        starts.add(start)
+                rests = values[match.group(1)]
+                if rests is None:
+                    starts.add(start)
+                elif start not in starts:
+                    line_end = find(b"\n", start)
+                    for needles in rests:
+                        if all(find(needle, start, line_end) >= 0 for needle in needles):
+                            starts.add(start)
+                            break
         first = _ESCAPE.search(text, begin, end)  # rare: one search costs less than finditer
         if first is not None:
             for match in _ESCAPE.finditer(text, first.start(), end):
@@ -487,11 +492,6 @@ class Selection:
             if newline < last and text[newline + 1] != 123:  # "{"
                 starts.add(newline + 1)
         return sorted(starts)
-
-    def _others_hold(self, text, start, end, rests):
-        patterns = self.other_patterns
-        return any(all(patterns[pair].search(text, start, end) for pair in rest)
-                   for rest in rests)
 
 
 def _is_plain(name):
@@ -721,6 +721,7 @@ def _reader(fd):
     flag belongs to the open file, shared with whoever else has it, and with
     /dev/stdin on macOS): then wait for data, rather than take "none yet" (EAGAIN) for
     an error."""
+    _widen_pipe(fd)
 
     def read(size):
         while True:
@@ -966,6 +967,27 @@ def _range_reader(fd, begin, end):
         return data
 
     return read
+
+
+# How much a pipe read from may hold: as much as a chunk, so that a writer ahead of us
+# gives whole chunks (a read gives at most what the pipe holds: 64 KiB by default on
+# Linux), and each costs the per-chunk work once.
+PIPE_SIZE = 1 << 20
+
+
+def _widen_pipe(fd):
+    """Make the pipe ``fd`` hold ``PIPE_SIZE`` bytes, where the system allows it (Linux's
+    F_SETPIPE_SZ, up to its pipe-max-size); elsewhere, and for other files, nothing."""
+    import stat
+
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except (OSError, AttributeError, ImportError):  # not Linux, not allowed, not a pipe
+        pass
 
 
 _UTF16 = "UTF-16 text, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)"

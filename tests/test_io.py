@@ -276,3 +276,30 @@ def test_standard_output_with_no_reader_still_ends_the_command_quietly(verb, tmp
         for _, writer in pipes:
             os.close(writer)
     assert done.returncode == -signal.SIGPIPE
+
+
+def test_a_pipe_read_from_is_widened_to_hold_a_chunk():
+    """A read gives at most what the pipe holds: widened, a writer ahead of ndagent
+    gives whole chunks (Linux only; elsewhere the pipe is left as it is)."""
+    import fcntl
+
+    from ndagent import decoder
+
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("no F_GETPIPE_SZ here")
+    read_end, write_end = os.pipe()
+    try:
+        decoder._reader(read_end)  # as standard input is read
+        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) >= decoder.PIPE_SIZE
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_widening_leaves_other_files_alone(tmp_path):
+    from ndagent import decoder
+
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(b"{}\n")
+    with open(path, "rb") as handle:
+        decoder._widen_pipe(handle.fileno())  # no error, nothing to do
