@@ -45,6 +45,7 @@ golden: $(STAMP)  ## tests/golden's expected outputs, from what the commands pri
 
 bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run
 	command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq; }
+	$(BIN)/python -m compileall -q ndagent  # as an install leaves it: start-up reads, not compiles
 	$(BIN)/python tests/bench/run.py --mb 100
 
 fuzz: $(STAMP)  ## the robustness properties at length: 25 000 examples each, 100 000 inputs
