@@ -65,8 +65,7 @@ def test_an_agent_that_hangs_after_its_run_is_ended_and_the_run_is_a_success(tmp
 
 @pytest.mark.parametrize("agent, show", [
     ("cursor", ["result"]), ("claude", ["result"]), ("cursor", ["text", "-v"]),
-    ("claude", ["text", "-v"]), ("codex", ["tools", "-k", "shell"]), ("gemini", ["json"]),
-    ("claude", ["result", "--from-result", "-n"])])
+    ("claude", ["text", "-v"]), ("codex", ["tools", "-k", "shell"]), ("gemini", ["json"])])
 def test_show_prints_what_the_verb_prints_for_the_saved_stream(tmp_path, agent, show):
     done, saved = run_agent(tmp_path, ["--show", *show], STREAMS[agent])
     assert (done.returncode, done.stderr) == (0, b"")
@@ -197,24 +196,35 @@ def test_the_agent_is_ended_when_the_reader_of_the_output_goes_away(tmp_path):
     assert not [pid for pid in pids.read_text().split() if alive(pid)]
 
 
-def test_a_command_that_cannot_be_run(tmp_path):
+def test_a_command_that_cannot_be_run(tmp_path, call):
     missing = run("run", "--", tmp_path / "no-such-agent")
-    assert missing.returncode == 127 and missing.stderr.startswith(b"ndagent-run: ")
+    assert missing.returncode == 127
+    assert missing.stderr == (f"ndagent-run: {tmp_path}/no-such-agent: cannot run: "
+                              "No such file or directory\n").encode()
     script = tmp_path / "agent"
     script.write_text("#!/bin/sh\n")  # not executable
-    assert run("run", "--", script).returncode == 126
-    assert run("run", "--", tmp_path).returncode == 126
+    assert call(cmd_run.main, "--", script)[0] == 126
+    assert call(cmd_run.main, "--", tmp_path)[0] == 126
+
+
+def test_a_usage_error_is_one_line_and_status_2():
+    done = run("run", "--grace", "5x", "--", "true")
+    assert done.returncode == 2
+    assert done.stderr == (b"ndagent-run: argument --grace: not a duration such as 90s, 10m, "
+                           b"1h, 0.5s: '5x' (see 'ndagent-run --help')\n")
 
 
 @pytest.mark.parametrize("argv", [
-    ["--grace", "5x", "--", "true"], ["--idle", "-1s", "--", "true"], ["--timeout", "1d"],
-    [], ["--show", "text"], ["--show", "text", "--"], ["--show", "raw", "-v", "--", "true"],
+    ["--idle", "-1s", "--", "true"], ["--timeout", "1d"], [], ["--show", "text"],
+    ["--show", "text", "--"], ["--show", "raw", "-v", "--", "true"],
     ["--show", "text", "stray", "--", "true"], ["--show", "text", "--no-such", "--", "true"],
     ["--show", "frobnicate", "--", "true"]])
-def test_usage_errors(argv):
-    done = run("run", *argv)
-    assert done.returncode == 2
-    assert done.stderr.startswith(b"ndagent-run: ") and done.stderr.count(b"\n") == 1
+def test_usage_errors(argv, capfd):
+    with pytest.raises(SystemExit) as exit:
+        cmd_run.main(argv)
+    err = capfd.readouterr().err
+    assert exit.value.code == 2
+    assert err.startswith("ndagent-run: ") and err.count("\n") == 1
 
 
 def test_the_save_file_cannot_be_the_output_file(tmp_path):
