@@ -26,7 +26,8 @@ after it exited while a process it started still holds its output open (at once 
 its run was over); after --idle without output, or --timeout after it started (said
 on standard error; status 124, as timeout(1) gives, unless its run was over by then);
 and on Ctrl-C, SIGTERM or SIGHUP, which are passed on to its group (a second one
-kills it at once; status 130, 143 or 129).
+kills it at once; status 130, 143 or 129). An agent that makes several runs in one
+process (Claude with --input-format stream-json) must begin the next within --grace.
 
 How its run ended decides the exit status, not how the agent was ended: a run that
 succeeded is status 0 even when the agent had to be ended after it. The agent's
