@@ -1,6 +1,7 @@
 """ndagent: small Unix filters for the NDJSON event streams of AI coding agents.
 
-The commands are ``ndagent json``, ``result``, ``text``, ``tools`` and ``validate``.
+The commands are ``ndagent json``, ``result``, ``text``, ``tools`` and ``validate``,
+and ``ndagent run``, which runs an agent and shows its stream as one of them does.
 For scripts, ``ndagent.decoder`` reads streams (``iter_items``, ``batches``), each
 agent's module in ``ndagent.formats`` knows what its events mean, and ``ndagent.model``
 holds the common events they become (runs, text, tool calls).
@@ -12,8 +13,8 @@ import sys
 __version__ = "0.1.0"
 
 # The console scripts (pyproject.toml's [project.scripts]; tests/test_cli.py checks).
-_SCRIPTS = frozenset({"ndagent", "ndagent-json", "ndagent-result", "ndagent-text",
-                      "ndagent-tools", "ndagent-validate"})
+_SCRIPTS = frozenset({"ndagent", "ndagent-json", "ndagent-result", "ndagent-run",
+                      "ndagent-text", "ndagent-tools", "ndagent-validate"})
 
 
 def _started_as_command():

@@ -15,7 +15,7 @@ from ndagent import __version__
 
 # The verbs, in the order the top-level help lists them: each is the module
 # ndagent.cmd_VERB, whose Command class says the rest (COMMANDS).
-VERBS = ("json", "result", "text", "tools", "validate")
+VERBS = ("json", "result", "run", "text", "tools", "validate")
 
 # VERB -> its Command class, filled as the classes are defined.
 _REGISTRY = {}
@@ -134,8 +134,9 @@ def command_parser(verb, summary, description, examples, converter=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _keep_parts(parser, summary, description, examples, exit_statuses)
-    files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
-    files.complete = _COMPLETE_FILES
+    if files_help is not None:  # None: a command that reads no FILE (run)
+        files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
+        files.complete = _COMPLETE_FILES
     from ndagent.formats import NAMES
 
     parser.add_argument(
@@ -374,6 +375,11 @@ class Command:
     def add_options(cls, parser):
         """The verb's own options."""
 
+    @classmethod
+    def parse_args(cls, parser, argv):
+        """The command's arguments, from its parser."""
+        return parser.parse_args(argv)
+
     def __init__(self, args, prog, out):
         self.args = args
         self.prog = prog
@@ -382,6 +388,10 @@ class Command:
         self.quiet = getattr(args, "quiet", False)
         self.format = None  # the format module of the input being read
         self.pairer = None  # the frame's CallPairer, while it runs
+
+    def execute(self):
+        """Read the inputs (FILE arguments); the exit status."""
+        return execute(self, self.args.files)
 
     def begin_run(self, start):
         pass
@@ -504,10 +514,10 @@ def run_command(build, command_class, argv=None):
         try:
             _load_decoder()
             parser = build()
-            args = parser.parse_args(argv)
+            args = command_class.parse_args(parser, argv)
             out = Output()
             command = command_class(args, parser.prog, out)
-            return execute(command, args.files)
+            return command.execute()
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except BrokenPipeError:
@@ -826,6 +836,8 @@ def _is_output(name, output):
     """Whether input ``name`` is the ``output`` file ((device, inode)): such an input is
     refused, as cat does, since the command would read what it writes ('ndagent json f
     >> f' grew f for ever)."""
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return False  # a stream ndagent opened itself (run's pipe)
     try:
         found = os.fstat(0) if name == "-" else os.stat(name)
     except OSError:
