@@ -15,7 +15,7 @@ from ndagent import __version__
 
 # The verbs, in the order the top-level help lists them: each is the module
 # ndagent.cmd_VERB, whose Command class says the rest (COMMANDS).
-VERBS = ("json", "result", "text", "tools", "validate")
+VERBS = ("json", "result", "text", "tools", "validate", "stats")
 
 # VERB -> its Command class, filled as the classes are defined.
 _REGISTRY = {}
@@ -383,6 +383,11 @@ class Command:
         self.format = None  # the format module of the input being read
         self.pairer = None  # the frame's CallPairer, while it runs
 
+    def run(self, inputs):
+        """Read the inputs (``execute``): the exit status.  A verb may read them its own
+        way (stats spreads them over processes)."""
+        return execute(self, inputs)
+
     def begin_run(self, start):
         pass
 
@@ -507,7 +512,7 @@ def run_command(build, command_class, argv=None):
             args = parser.parse_args(argv)
             out = Output()
             command = command_class(args, parser.prog, out)
-            return execute(command, args.files)
+            return command.run(args.files)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         except BrokenPipeError:
