@@ -50,8 +50,9 @@ none) is left out of its sum, and 'runs' beside each sum says how many runs repo
 it. Failed runs count their tokens and cost.
 
 The median and the 95th percentile (nearest rank) are read from a histogram of the
-durations in buckets {GROWTH - 1:.0%} wide: each is within 1% of the exact value, then
-rounded to a whole millisecond. Memory does not grow with the number of runs: the
+durations in buckets {GROWTH - 1:.0%} wide: each is within 1% of the exact value, and
+never beyond the shortest or the longest duration (so exact for one run), then rounded
+to a whole millisecond. Memory does not grow with the number of runs: the
 histogram has at most {MAX_BUCKET + 2} buckets and the sums are exact numbers. It grows
 only with the distinct failed commands (each cut to {COMMAND_LIMIT} characters) and the
 groups of --by.
@@ -83,13 +84,13 @@ partials into one.
 EXAMPLES = """\
   ndagent stats logs/*.ndjson
   cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson |
-    ndagent result && ndagent stats --by run run.ndjson
+    ndagent result; ndagent stats --by run run.ndjson
   ndagent stats --by model --format tsv --header logs/*.ndjson
   # where the runs that failed or were cut off began
   ndagent stats --by run --format json logs/*.ndjson |
     jq -r 'select(.outcome != "ok") | "\\(.source):\\(.line)"'
-  # fan out over machines that share logs/, one call per machine, then merge
-  ls logs/*.ndjson | parallel -X -j1 --sshlogin host1,host2 --workdir . \\
+  # fan out over machines that share logs/, 500 FILEs a call, then merge
+  ls logs/*.ndjson | parallel -N 500 -j1 --sshlogin host1,host2 --workdir . \\
     ndagent stats --partial > partials.ndjson
   ndagent stats --merge partials.ndjson
   # in CI: fail when a run of the day failed or was cut off
@@ -244,7 +245,7 @@ class StatsCommand(cli.Command):
                 if self.stopped:
                     break
         except BrokenProcessPool:
-            self.say("a worker process ended before its work (killed? out of memory?)")
+            self.say("a worker process died (killed? out of memory?): some FILEs were not read")
             self.status = max(self.status, cli.EXIT_USAGE)
         finally:
             # Waits for the FILEs in hand only; workers left behind would wait for ever.
@@ -496,13 +497,15 @@ class Figures:
     are split: counts, sums as exact numbers (an int, or a Fraction once a float is
     added), a histogram of durations."""
 
-    __slots__ = ("runs", "no_run", "duration_runs", "duration_total", "histogram",
-                 "token_runs", "tokens", "cost_runs", "cost_total", "tools", "commands")
+    __slots__ = ("runs", "no_run", "duration_runs", "duration_total", "duration_range",
+                 "histogram", "token_runs", "tokens", "cost_runs", "cost_total", "tools",
+                 "commands")
 
     def __init__(self):
         self.runs = {"ok": 0, "failed": 0, "cutoff": 0}
         self.no_run = 0
         self.duration_runs = self.duration_total = 0
+        self.duration_range = None  # [shortest, longest], exactly
         self.histogram = {}  # bucket -> runs
         self.token_runs = 0
         self.tokens = {}  # name -> sum, for the names some run reported
@@ -515,6 +518,7 @@ class Figures:
         if duration is not None:
             self.duration_runs += 1
             self.duration_total += _exact(duration)
+            self._widen([duration, duration])
             bucket = _bucket(duration)
             self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
         if tokens is not None:
@@ -529,11 +533,21 @@ class Figures:
         _add_counts(self.tools, tally.tools)
         _add_counts(self.commands, tally.commands)
 
+    def _widen(self, bounds):
+        found = self.duration_range
+        if found is None:
+            self.duration_range = list(bounds)
+        else:
+            found[0] = min(found[0], bounds[0])
+            found[1] = max(found[1], bounds[1])
+
     def merge(self, other):
         _add_counts(self.runs, other.runs)
         self.no_run += other.no_run
         self.duration_runs += other.duration_runs
         self.duration_total += other.duration_total
+        if other.duration_range is not None:
+            self._widen(other.duration_range)
         _add_counts(self.histogram, other.histogram)
         self.token_runs += other.token_runs
         _add_counts(self.tokens, other.tokens)
@@ -567,7 +581,8 @@ class Figures:
 
     def _quantile(self, percent):
         """The nearest-rank ``percent``th percentile of the durations, from the histogram
-        (within 1%), in whole milliseconds; None without durations."""
+        (within 1%) and between the shortest and the longest (exact for one run), in
+        whole milliseconds; None without durations."""
         rank = -(-self.duration_runs * percent // 100)
         if not rank:
             return None
@@ -576,14 +591,15 @@ class Figures:
             seen += self.histogram[bucket]
             if seen >= rank:
                 break
-        return round(_bucket_value(bucket))
+        shortest, longest = self.duration_range
+        return round(min(max(_bucket_value(bucket), shortest), longest))
 
     def state(self):
         """The figures as a partial holds them (JSON), in a fixed order."""
         return {
             "runs": self.runs, "no_run": self.no_run,
             "duration_runs": self.duration_runs, "duration_total": str(self.duration_total),
-            "histogram": sorted(self.histogram.items()),
+            "duration_range": self.duration_range, "histogram": sorted(self.histogram.items()),
             "token_runs": self.token_runs,
             "tokens": {name: str(self.tokens[name]) for name in TOKENS if name in self.tokens},
             "cost_runs": self.cost_runs, "cost_total": str(self.cost_total),
@@ -604,6 +620,13 @@ class Figures:
         figures.no_run = _counted(_field(data, "no_run", int), "no_run")
         figures.duration_runs = _counted(_field(data, "duration_runs", int), "duration_runs")
         figures.duration_total = _sum(_field(data, "duration_total", str), "duration_total")
+        bounds = data.get("duration_range")
+        if (bounds is None) != (figures.duration_runs == 0) or bounds is not None and not (
+                bounds.__class__ is list and len(bounds) == 2
+                and all(_figure(bound) is not None for bound in bounds)
+                and bounds[0] <= bounds[1]):
+            raise BadPartial('"duration_range" is not the shortest and the longest duration')
+        figures.duration_range = bounds
         for pair in _field(data, "histogram", list):
             if pair.__class__ is not list or len(pair) != 2 or pair[0].__class__ is not int \
                     or not -1 <= pair[0] <= MAX_BUCKET:

@@ -453,7 +453,12 @@ def test_the_median_is_within_a_percent(write):
         median, p95 = exact[-(-count // 2) - 1], exact[-(-count * 95 // 100) - 1]
         assert within_a_percent(found["duration_ms"]["median"], median)
         assert within_a_percent(found["duration_ms"]["p95"], p95)
+        assert min(exact) <= found["duration_ms"]["median"] <= found["duration_ms"]["p95"] \
+            <= max(exact)
     assert records(stats(path))[0]["duration_ms"]["total"] == sum(durations)
+    # One run: the figures are its own.
+    [one] = records(stats(write(lines(CURSOR_INIT, cursor_result(duration_ms=3921)))))
+    assert (one["duration_ms"]["median"], one["duration_ms"]["p95"]) == (3921, 3921)
 
 
 BAD_PARTIALS = [
@@ -478,6 +483,7 @@ def test_a_damaged_partial_is_refused(pool, write, call):
     good = orjson.loads(stats("--partial", *pool))
     figures = good["groups"][0][1]
     for name, value in (("duration_total", "1.5"), ("histogram", [[0, 1]]),
+                        ("duration_range", [5, 1]), ("duration_range", None),
                         ("tools", {"shell": {"done": 1}}), ("no_run", -1),
                         ("cost_total", 0.5), ("failed_commands", [["x", "1"]])):
         damaged = {**good, "groups": [[None, {**figures, name: value}]]}
