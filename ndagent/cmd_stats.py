@@ -20,6 +20,9 @@ COMMAND_LIMIT = 200
 TOP = 10
 TOKENS = ("input", "cacheRead", "cacheWrite", "output")
 RUN_OUTCOMES = ("ok", "failed", "cutoff")
+# Without -j, the FILEs are shared among processes when they add up to this many bytes:
+# below, starting the processes would cost more than it saves.
+SHARE_FROM = 8 << 20
 # The format of --partial: its first key and version.
 PARTIAL = "ndagent-stats-partial"
 VERSION = 1
@@ -68,16 +71,16 @@ NDJSON object per record or group, the default otherwise; tsv, one row per recor
 group, the tool calls by status only and no failed commands (--header names the
 columns).
 
-Big archives: -j N reads the FILEs in N processes (by default one per core), and the
-output is the same whatever N is, in FILE order; standard input and the FILEs that are
-not regular files are read in this process. While many FILEs are read, a terminal's
-standard error shows how many are done and how fast (not with -q, nor when records go
-to that same terminal). --partial prints instead one JSON object, a partial (counts,
-exact sums, the histogram, every failed command), and --merge PARTIAL... prints from
-partials exactly what one call over all their FILEs would have printed: run --partial
-on the shards of an archive, on as many machines as there are, then --merge (the
-groups of --by file come in the order of the partials). --merge --partial merges
-partials into one.
+Big archives: -j N reads the FILEs in N processes (by default one per core, when they
+add up to {SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
+FILE order; standard input and the FILEs that are not regular files are read in this
+process. While many FILEs are read, a terminal's standard error shows how many are done
+and how fast (not with -q, nor when records go to that same terminal). --partial
+prints instead one JSON object, a partial (counts, exact sums, the histogram, every
+failed command), and --merge PARTIAL... prints from partials exactly what one call over
+all their FILEs would have printed: run --partial on the shards of an archive, on as
+many machines as there are, then --merge (the groups of --by file come in the order of
+the partials). --merge --partial merges partials into one.
 
 """ + cli.JSON_ON_A_TERMINAL
 
@@ -139,7 +142,8 @@ class StatsCommand(cli.Command):
             help=f"how many failed commands to print (default {TOP}; 0: all)")
         parser.add_argument(
             "-j", "--jobs", type=_positive, metavar="N",
-            help="read the FILEs in N processes (default: one per core; 1: in this one)")
+            help="read the FILEs in N processes (default: one per core when they add up to "
+                 f"{SHARE_FROM >> 20} MB or more; 1: in this one)")
         parser.add_argument(
             "--partial", action="store_true",
             help="print a partial for --merge (one JSON object) instead of the figures")
@@ -196,8 +200,10 @@ class StatsCommand(cli.Command):
     def _read(self, inputs):
         """Read the inputs, in worker processes where -j asks for them and there are
         regular files to share."""
-        jobs = self.args.jobs or _cores()
-        plan = _plan(inputs, jobs)
+        jobs = self.args.jobs
+        plan, size = _plan(inputs, jobs or _cores())
+        if jobs is None:
+            jobs = _cores() if size >= SHARE_FROM else 1
         workers = min(jobs, sum(1 for here, _ in plan if not here))
         shown = (len(inputs) > 1 and not self.quiet and os.isatty(2)
                  and not (self.by == "run" and self.out.terminal))
@@ -839,22 +845,26 @@ TASK_FILES = 64
 
 
 def _plan(names, jobs):
-    """The FILEs as tasks, in order, ``(here, names)``: ``here`` for one FILE to read in
-    this process (standard input, a pipe, a device), else up to TASK_FILES regular FILEs
-    (or FILEs that cannot be read: a worker says so) for a worker."""
+    """The FILEs as tasks for ``jobs`` processes, in order, ``(here, names)``: ``here``
+    for one FILE to read in this process (standard input, a pipe, a device), else up to
+    TASK_FILES regular FILEs (or FILEs that cannot be read: a worker says so) for a
+    worker; and the bytes of the regular FILEs."""
     import stat
 
     here = []
+    size = 0
     for name in names:
         if name == "-":
             here.append(True)
             continue
         try:
-            mode = os.stat(name).st_mode
+            found = os.stat(name)
         except OSError:
             here.append(False)
             continue
-        here.append(not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)))
+        here.append(not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode)))
+        if stat.S_ISREG(found.st_mode):
+            size += found.st_size
     shared = here.count(False)
     size = max(1, min(TASK_FILES, shared // (8 * jobs)))
     plan = []
@@ -865,7 +875,7 @@ def _plan(names, jobs):
             plan[-1][1].append(name)
         else:
             plan.append((False, [name]))
-    return plan
+    return plan, size
 
 
 class _Progress:
