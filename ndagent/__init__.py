@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 # The console scripts (pyproject.toml's [project.scripts]; tests/test_cli.py checks).
 _SCRIPTS = frozenset({"ndagent", "ndagent-json", "ndagent-result", "ndagent-text",
-                      "ndagent-tools", "ndagent-validate"})
+                      "ndagent-tools", "ndagent-validate", "ndagent-stats"})
 
 
 def _started_as_command():

@@ -229,7 +229,7 @@ class StatsCommand(cli.Command):
         options = {**vars(self.args), "files": [], "format": self.form}
         executor = ProcessPoolExecutor(
             workers, mp_context=get_context(START_METHOD), initializer=_start_worker,
-            initargs=(options, self.prog, self.out.terminal))
+            initargs=(options, self.prog, self.out.terminal, os.getpid()))
         tasks = iter(plan)
         waiting = deque()  # (names, their future, or None to read them here), in order
         try:
@@ -350,20 +350,20 @@ class StatsCommand(cli.Command):
         from ndagent.decoder import BadLine, Event, batches
 
         by = self.by
+        known = by is not None  # --by given, or a partial read: the partials must agree
         for batch in batches(inputs, None, every_line=True, max_line=self.args.max_line):
             for item in batch:
                 kind = item.__class__
                 if kind is Event:
                     try:
                         partial_by, groups = read_partial(item.data)
-                        if by is None:
-                            by = partial_by
-                        if partial_by != by:
+                        if known and partial_by != by:
                             raise BadPartial(f"a partial of {_by_text(partial_by)}, not of "
                                              f"{_by_text(by)}")
                     except BadPartial as error:
                         self._bad_partial(item, str(error))
                         continue
+                    by, known = partial_by, True
                     self._add_groups(groups)
                 elif kind is BadLine:
                     self._bad_partial(item, item.message)
@@ -930,18 +930,32 @@ class _Captured(cli.Output):
 _WORKER = None  # (options, prog, terminal) of the worker process
 
 
-def _start_worker(options, prog, terminal):
-    """A worker process begins: Ctrl-C ends it at once, quietly (the parent says it);
-    the garbage collector set as ``run_command`` sets it."""
+def _start_worker(options, prog, terminal, parent):
+    """A worker process begins: Ctrl-C ends it at once, quietly (the parent says it), and
+    so does the end of its ``parent``; the garbage collector set as ``run_command`` sets
+    it."""
     import gc
     import signal
     from argparse import Namespace
+    from threading import Thread
 
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     gc.set_threshold(100_000, 50, 100)
     _WORKER = (Namespace(**options), prog, terminal)
+    Thread(target=_watch, args=(parent,), daemon=True).start()
+
+
+def _watch(parent):
+    """End this worker once its parent is gone (killed, or ended at Ctrl-C without a
+    word to it): it would wait for work for ever, holding the parent's standard output
+    open.  An orphan's parent is another process."""
+    from time import sleep
+
+    while os.getppid() == parent:
+        sleep(0.5)
+    os._exit(1)
 
 
 def _read_in_worker(names):

@@ -496,6 +496,8 @@ def test_partials_of_other_groups_do_not_merge(pool, write, call):
     summary = write(stats("--partial", *pool))
     status, _, err = call(main, "--merge", by_agent, summary)
     assert status == 2 and "a partial of the summary, not of --by agent" in err
+    status, _, err = call(main, "--merge", summary, by_agent)
+    assert status == 2 and "a partial of --by agent, not of the summary" in err
     status, _, err = call(main, "--merge", "--by", "model", by_agent)
     assert status == 2 and "a partial of --by agent, not of --by model" in err
 
@@ -529,6 +531,25 @@ def test_worker_processes_started_either_way(pool, method, monkeypatch):
     monkeypatch.setattr(cmd_stats, "START_METHOD", method)
     status, out, _ = STATS("stats", b"", "-q", "-j", "2", "--by", "file", *pool)
     assert (status, out) == (0, stats("--by", "file", *pool))
+
+
+def test_workers_end_with_their_parent(pool):
+    """Killed, or ended at Ctrl-C, the command leaves no worker behind waiting for work
+    for ever with its standard output open."""
+    import select
+    import time
+
+    process = subprocess.Popen([command("stats"), "-j", "2", *pool, "-"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)  # the workers read the FILEs, the command waits for standard input
+        process.kill()
+        assert select.select([process.stdout], [], [], 20)[0], "workers outlived the command"
+        assert process.stdout.read() == b""
+    finally:
+        process.stdin.close()
+        process.wait()
 
 
 def test_strict_stops_at_the_first_bad_line_whatever_the_processes(pool, write):
