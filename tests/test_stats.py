@@ -352,10 +352,12 @@ def test_stream_text_is_spelt_out_on_a_terminal(write):
                        tool_event("completed", "c1", "shellToolCall", {"command": "rm" + evil},
                                   "failure", {"exitCode": 1}),
                        cursor_result()))
-    for argv in ([path], ["--by", "model", path], ["--by", "run", path]):
-        shown = on_a_terminal("stats", *argv)
+    summary = on_a_terminal("stats", path)
+    per_run = on_a_terminal("stats", "--by", "run", path)
+    for shown in (summary, per_run):
         assert b"\x1b]" not in shown and "\u202e".encode() not in shown
-    assert b"  rm\\x1b]0;owned\\x07\\u202e\n" in on_a_terminal("stats", path)
+    assert b"  rm\\x1b]0;owned\\x07\\u202e\n" in summary  # the failed command
+    assert b" m\\x1b]0;owned\\x07\\u202e ok," in per_run  # the model
     json_shown = on_a_terminal("stats", "--format", "json", path)
     assert b"\\u202e" in json_shown and b"\x1b]" not in json_shown
 
