@@ -15,7 +15,7 @@ from ndagent import __version__
 
 # The verbs, in the order the top-level help lists them: each is the module
 # ndagent.cmd_VERB, whose Command class says the rest (COMMANDS).
-VERBS = ("json", "result", "run", "text", "tools", "validate")
+VERBS = ("json", "result", "text", "tools", "validate", "stats", "run")
 
 # VERB -> its Command class, filled as the classes are defined.
 _REGISTRY = {}
@@ -390,7 +390,9 @@ class Command:
         self.pairer = None  # the frame's CallPairer, while it runs
 
     def execute(self):
-        """Read the inputs (FILE arguments); the exit status."""
+        """Read the inputs (the FILE arguments, through ``execute``): the exit status.  A
+        verb may read them its own way (stats spreads them over processes; run reads
+        the agent it starts)."""
         return execute(self, self.args.files)
 
     def begin_run(self, start):

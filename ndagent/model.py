@@ -177,13 +177,15 @@ class RunEnd(_Event):
     reports it (for a cut-off run, what it would have been), or None.  ``native``: the
     agent's own single json object for the run, or None.  ``usage``: {input, cacheRead,
     cacheWrite, output} or None; ``cost_usd``, ``duration_ms``, ``model`` or None.
+    ``denied``: the call_ids the agent reports only at the run's end as denied
+    permission (a frozenset), or None: their calls' final outcome is permissionDenied.
     ``source``/``line``: where it ended (the end event, or where the input stopped).
     ``stray``: the "run" is only events that followed an ended run without beginning a
     new one, which the format's checks report (``validate`` then checks no end and no
     answer of it)."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
-                 "cost_usd", "duration_ms", "model", "stray", "source", "line")
+                 "cost_usd", "duration_ms", "model", "denied", "stray", "source", "line")
 
 
 class Answer:

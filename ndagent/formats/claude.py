@@ -259,7 +259,7 @@ class Reader:
                           answer=answer if answer.__class__ is str else None, native=data,
                           usage=_usage(data), cost_usd=_cost(data),
                           duration_ms=_number(data.get("duration_ms")), model=run.start.model,
-                          source=event.source, line=event.line))
+                          denied=_denied_calls(data), source=event.source, line=event.line))
 
     # Assistant lines: text and tool calls.
 
@@ -656,6 +656,18 @@ def _usage(data):
             total += value
         totals[field] = total
     return totals
+
+
+def _denied_calls(data):
+    """The ``tool_use_id``s of ``permission_denials``: calls denied permission, which the
+    run tells only at its end (AGENTS.md 5.2); None when it names none."""
+    denials = data.get("permission_denials")
+    if denials.__class__ is not list:
+        return None
+    found = frozenset(denial.get("tool_use_id") for denial in denials
+                      if denial.__class__ is dict
+                      and denial.get("tool_use_id").__class__ is str)
+    return found or None
 
 
 def _cost(data):

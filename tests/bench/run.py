@@ -105,6 +105,52 @@ def machine():
             f"Python {platform.python_version()}, orjson {orjson.__version__}, {jq}")
 
 
+def stats_files(folder, count=2000, size=40_000):
+    """``count`` files of about ``size`` bytes, each one whole run (the first lines of a
+    generated run, and its end), of the four agents in turn; made once, kept."""
+    import random
+
+    from generate import AGENTS
+
+    folder.mkdir(exist_ok=True)
+    agents = sorted(AGENTS)
+    paths = [folder / f"{number:05d}-{agents[number % 4]}.ndjson" for number in range(count)]
+    if all(path.exists() for path in paths):
+        return paths
+    print(f"generating {count} files in {folder} ...", file=sys.stderr)
+    for number, path in enumerate(paths):
+        lines = AGENTS[agents[number % 4]](random.Random(number), number)
+        kept, total = [], len(lines[-1])
+        for line in lines[:-1]:
+            total += len(line)
+            if total > size:
+                break
+            kept.append(line)
+        path.write_text("".join(kept) + lines[-1], encoding="utf-8")
+    return paths
+
+
+def stats_bench(data, rounds, target=1.6):
+    """``stats`` over 2 000 files of about 40 KB: -j 2 against -j 1, and the default
+    against the jq recipe it replaces (``ndagent json ... | jq -s``)."""
+    paths = [str(path) for path in stats_files(data / "stats-2000")]
+    megabytes = sum(os.path.getsize(path) for path in paths) / 1e6
+    stats = str(BIN / "ndagent-stats")
+    recipe = ["bash", "-c", f'"{BIN / "ndagent-json"}" "$@" | jq -s "{{runs: length, '
+                            'duration_ms: (map(.duration_ms // 0) | add)}" >/dev/null', "-"]
+    print(f"\n`stats` over {len(paths)} files of about 40 KB ({megabytes:.0f} MB, the four "
+          "agents in turn):\n")
+    print("| command | time | against | its time | ratio (target) | peak memory |")
+    print("|---|---|---|---|---|---|")
+    for ours, theirs, name, goal in (
+            (["-j", "2"], [stats, "-j", "1", *paths], "`stats -j 1`", target),
+            ([], [*recipe, *paths], "`json \\| jq -s`", 1)):
+        our_s, their_s, ratio, rss = compare([stats, *ours, *paths], theirs, rounds)
+        verdict = "ok" if ratio >= goal else "MISSED"
+        print(f"| `{' '.join(['stats', *ours])}` | {our_s:.2f} s | {name} | {their_s:.2f} s "
+              f"| {ratio:.2f}x ({goal}x, {verdict}) | {rss:.0f} MB |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=100, help="stream size (default 100)")
@@ -163,6 +209,7 @@ def main():
         print(f"| {agent} | `{' '.join(ours)}` | {our_s:.2f} s, {size / our_s:.0f} MB/s "
               f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.1f}x | {rss:.0f} MB |",
               flush=True)
+    stats_bench(data, args.rounds)
     ours, base = startup(max(10, args.rounds * 5))
     print(f"\nStart-up on a tiny stream (median): `ndagent json` {ours * 1000:.0f} ms, "
           f"`python -c 'import orjson'` {base * 1000:.0f} ms: {ours / base:.2f}x "
