@@ -605,7 +605,7 @@ def _dispatch(command, pairer, events):
                 key = event.call_id
                 command.call_ended(None if key is None else pairer.complete(key), event)
         elif kind is ToolStart:
-            if command.wants_call(event) and event.call_id is not None:
+            if command.wants_call(event):
                 kept = command.keep(event)
                 if kept is not None:
                     earlier, dropped = pairer.start(event.call_id, *kept)

@@ -118,8 +118,9 @@ class TextCommand(cli.Command):
         return True
 
     def keep(self, start):
-        """-v: the target the args of a call name at its start, until it ends."""
-        target = start.target if self.args.verbose else None
+        """-v: the target the args of a call name at its start, until it ends (a call
+        with no call_id never ends)."""
+        target = start.target if self.args.verbose and start.call_id is not None else None
         return None if target is None else (target, getsizeof(target))
 
     def calls_dropped(self, dropped, start, why):

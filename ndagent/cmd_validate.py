@@ -137,7 +137,10 @@ class ValidateCommand(cli.Command):
 
     def keep(self, start):
         # The line of its start, and enough of the call_id for quote() to show it as it
-        # would the whole id.
+        # would the whole id.  A call with no call_id cannot be paired: its format's
+        # checks report it, if it matters.
+        if start.call_id is None:
+            return None
         shown = start.call_id[:QUOTE_LIMIT + 1]
         return (start.line, shown), getsizeof(shown)
 

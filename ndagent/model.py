@@ -267,8 +267,11 @@ class CallPairer:
         """Keep ``value`` (not None; of about ``size`` bytes) for the call ``key``, which
         starts.  ``(earlier, dropped)``: the value of an open call of the same key, which can no
         longer complete (or None), and the values dropped to stay within the bounds,
-        oldest first (usually none)."""
-        if len(key) > LONG_CALL_ID:
+        oldest first (usually none).  A call with no key (None) cannot complete: it is
+        kept until ``close``, which hands it back with the calls still open."""
+        if key is None:
+            key = object()
+        elif len(key) > LONG_CALL_ID:
             key = _digest(key)
         size += getsizeof(key)
         calls = self._open

@@ -373,6 +373,8 @@ def test_tool_use_without_tool_id_cannot_be_paired():
                              ("ToolEnd", None, None, None, "success", None)]
     assert notes(events) == [("tool-id", 3)]
     assert run_ends(events)[0].answer == "ok"
+    # Not only for validate: the converters warn of it.
+    assert notes(read(stream(*lines))) == [("tool-id", 3)]
 
 
 def test_a_tool_result_without_its_tool_use_names_the_tool_from_its_id():
@@ -504,7 +506,7 @@ def test_notes_quote_stream_text_bounded_and_escaped():
     assert all("\x1b" not in message for message in messages)
 
 
-def test_without_checks_no_notes():
+def test_without_checks_no_notes_but_of_a_call_that_cannot_be_paired():
     lines = [user(), init(), say("x", time="bad"), error("e"), result()]
     assert not only(read(stream(*lines)), Note)
 

@@ -124,6 +124,27 @@ def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
     assert (status, [r["call_id"][:9] for r in found]) == (1, ["call_MZSw"])
 
 
+def test_a_call_with_no_call_id_is_pending_at_the_end_of_its_run(call, write):
+    """A Gemini tool_use without tool_id cannot be paired: pending, with a warning."""
+    lines = [{"type": "init", "timestamp": "2026-05-11T08:02:14Z", "session_id": "g-1"},
+             {"type": "tool_use", "timestamp": "2026-05-11T08:02:15Z",
+              "tool_name": "read_file", "parameters": {"file_path": "a.txt"}},
+             {"type": "tool_use", "timestamp": "2026-05-11T08:02:15Z", "tool_name": "glob",
+              "tool_id": "glob-1-ab", "parameters": {"pattern": "*"}},
+             {"type": "tool_result", "timestamp": "2026-05-11T08:02:16Z",
+              "tool_id": "glob-1-ab", "status": "success", "output": "a.txt"},
+             {"type": "result", "timestamp": "2026-05-11T08:02:17Z", "status": "success"}]
+    path = write([orjson.dumps(line) for line in lines])
+    status, found, err = records(call, path)
+    assert status == 0
+    assert [(r["call_id"], r["name"], r["status"], r["line"]) for r in found] == [
+        ("glob-1-ab", "glob", "success", 3), (None, "read_file", "pending", 2)]
+    assert err == (f'ndagent-tools: {path}:2: warning: a tool_use of "read_file" has no '
+                   "tool_id: its result cannot be paired\n")
+    assert call(main, "-q", "-s", "pending", "--format", "tsv", path)[1:] == (
+        b"\tread\tpending\ta.txt\t\tgemini\t\n", "")
+
+
 def test_a_call_id_started_twice_leaves_the_first_pending(call, write):
     path = write(run_of(
         tool_event("started", "c1", "readToolCall", {"path": "a"}),

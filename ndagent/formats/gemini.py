@@ -351,11 +351,11 @@ class Reader:
         name = data.get("tool_name")
         name = name if name.__class__ is str else None
         if call_id.__class__ is not str:
+            # It stays open until its run ends (AGENTS.md 6.3: pending, with a warning).
             call_id = None
-            if self.checks:
-                tool = f'"{_quote(name)}"' if name is not None else "a tool"
-                out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
-                                                        "tool_id: its result cannot be paired"))
+            tool = f'"{_quote(name)}"' if name is not None else "a tool"
+            out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
+                                                    "tool_id: its result cannot be paired"))
         kind = kind_of(name)
         args = data.get("parameters")
         start = ToolStart(call_id=call_id, kind=kind, name=name, args=args,
