@@ -17,7 +17,9 @@ nothing else, and offers:
   Each returns a list of model events.  With ``checks``, it also makes the ``Note``s of
   its schema checks, for ``validate``; ``needs`` (as for ``markers``, or None for
   every event) lets it keep less;
-- ``CHECKS``: {check: (severity, meaning)} of those schema checks;
+- ``CHECKS``: {check: (severity, meaning)} of those schema checks; one named
+  ``call-open`` gives the calls still open when a run ends well a check and a severity
+  of the format's own (else they are the generic ``call-unfinished`` errors);
 - ``LIVE_ANSWER``: whether the answer is all the Text of a run, printed as it arrives
   (Cursor), rather than known only at the run's end;
 - ``SEPARATOR``: what ``result --live`` prints between two messages' Text;

@@ -44,6 +44,8 @@ CHECKS = {
     "deltas": ("warning", "the text deltas of a block differ from the whole block that "
                           "follows them"),
     "api-retry": ("warning", "the CLI retried a request to the API (system/api_retry)"),
+    "call-open": ("warning", "a tool_use is still open at a result that says the run went "
+                             "well (a CLI with user hooks did this)"),
 }
 
 # How many tool calls, and streamed text blocks of one message, are kept track of at
