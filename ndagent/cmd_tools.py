@@ -139,14 +139,19 @@ class ToolsCommand(cli.Command):
         self.report(kept, end)
 
     def end_run(self, end, pending):
+        # What the run's end tells of a call still open (the calls printed before stay
+        # as they were printed).
+        told = end.outcomes or {}
         for kept in pending:
-            self.report(kept, None)
+            self.report(kept, None, told.get(kept.call_id, "pending"))
         super().end_run(end, pending)
 
-    def report(self, start, end):
+    def report(self, start, end, status=None):
         """Write the record of a call from its ToolStart and its ToolEnd (either may be
-        None, not both), unless --status leaves it out."""
-        status = "pending" if end is None else end.outcome
+        None, not both), unless --status leaves it out; ``status``: that of a call with
+        no end, when not pending."""
+        if status is None:
+            status = "pending" if end is None else end.outcome
         if self.statuses is not None and status not in self.statuses:
             return
         call = end or start

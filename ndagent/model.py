@@ -180,10 +180,13 @@ class RunEnd(_Event):
     ``source``/``line``: where it ended (the end event, or where the input stopped).
     ``stray``: the "run" is only events that followed an ended run without beginning a
     new one, which the format's checks report (``validate`` then checks no end and no
-    answer of it)."""
+    answer of it).  ``outcomes``: {call_id: outcome} of the run's calls whose outcome
+    only its end tells (Claude's ``permission_denials``), or None: the final outcome
+    of a call that ended before (a verb that printed it then keeps what it printed),
+    or the outcome of one still open."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
-                 "cost_usd", "duration_ms", "model", "stray", "source", "line")
+                 "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line")
 
 
 class Answer:

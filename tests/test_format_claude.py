@@ -197,6 +197,14 @@ EXPECTED = {
                   ("end", "glob", "Glob", "success")],
         "texts": ["Counting the recipes.", "There are five recipes: two breads, two"],
     },
+    "denied-by-hook": {
+        "runs": [("ok", "A hook blocked `rm -rf build/`, and writing `.env` was not allowed: "
+                        "nothing changed.")],
+        # What the tool_result says; the result's permission_denials come after.
+        "calls": [("start", "shell", "Bash", "rm -rf build/"),
+                  ("start", "write", "Write", "/home/dev/site/.env"),
+                  ("end", "shell", "Bash", "error")],
+    },
     "failed-max-turns": {
         "runs": [("failed", "error_max_turns")],
         "calls": [("start", "shell", "Bash", "ls migrations | tail -n 3"),
@@ -208,6 +216,10 @@ EXPECTED = {
         "runs": [("ok", "The entry point is `bin/cli.js`, which calls `run()` from "
                         "`src/main.js`.")],
         "calls": [],
+    },
+    "open-call-at-result": {
+        "runs": [("ok", "There are 14 TODO comments under `src/`.")],
+        "calls": [("start", "grep", "Grep", "TODO")],
     },
     "parallel-calls": {
         "runs": [("ok", "Two drafts are waiting (`rust-errors.md`, `zsh-tricks.md`), drafts "

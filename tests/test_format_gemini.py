@@ -725,6 +725,8 @@ GOLDEN_RUNS = {
                        "`scripts`."), (True, False, None, "`api` and `docs` have one.")],
                      [("ls", "list_directory", "success", "."),
                       ("glob", "glob", "success", "*/README.md")]),
+    "tool-without-id": ([(True, False, None, "`make test` runs `pytest -q` in `.venv`.")],
+                        [("read", "read_file", "pending", "Makefile")]),
 }
 
 
@@ -753,8 +755,9 @@ def test_golden_input(case):
     assert [(end.ok, end.cutoff, end.failure, end.answer) for end in ends] == runs
     assert calls(events) == expected_calls
     assert len(only(events, RunStart)) == len(ends)
-    # Notes: only the error event of failed-invalid-stream.
-    expected_notes = [("error-event", 3)] if case == "failed-invalid-stream" else []
+    # Notes: only the error event of failed-invalid-stream, the tool_use without id.
+    expected_notes = {"failed-invalid-stream": [("error-event", 3)],
+                      "tool-without-id": [("tool-id", 3)]}.get(case, [])
     assert notes(events) == expected_notes
     lines = path.read_bytes().splitlines()
     for end in ends:

@@ -9,9 +9,9 @@ import pytest
 from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
 
 from ndagent import cli
+from ndagent.cmd_tools import ToolsCommand, build_parser, main
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-from ndagent.cmd_tools import ToolsCommand, build_parser, main
 
 FIELDS = ["call_id", "kind", "name", "status", "args", "result", "session_id",
           "model_call_id", "duration_ms", "source", "line", "agent", "parent"]

@@ -15,6 +15,9 @@ and its decisions in parts 4 to 6).  What it takes care of:
   are calls of the run (``parent``);
 - ``--include-partial-messages``: the text of a block that came as ``text_delta``s is
   not handed on again when the whole block follows (it is only compared with them);
+- a call's outcome is what its ``tool_result`` says when it comes; the ``result``'s
+  ``permission_denials`` may make it denied after (``RunEnd.outcomes``), and tells how
+  a call still open then ended;
 - the answer is the text of the last main-thread message (``result.result`` of a run
   that ended well), and ``json``'s object is the ``result`` event as it is.
 """
@@ -135,8 +138,8 @@ class _Run:
     """What is known of the run in progress."""
 
     __slots__ = ("start", "session_id", "session_reported", "last_source", "last_line",
-                 "calls", "local_failure", "message", "text", "streamed", "unchecked",
-                 "has_message")
+                 "calls", "errors", "local_failure", "message", "text", "streamed",
+                 "unchecked", "has_message")
 
     def __init__(self, start):
         self.start = start
@@ -145,6 +148,9 @@ class _Run:
         self.last_source = start.source
         self.last_line = start.line
         self.calls = {}  # call id -> (kind, name), oldest first, bounded
+        # The ids of the calls whose tool_result had is_error true, which the result's
+        # permission_denials may still make denied; oldest first, bounded.
+        self.errors = {}
         self.local_failure = None  # the text of a failed local command's message
         # The last main-thread assistant message: its key, and its text so far (the
         # deltas and whole text blocks, joined with nothing).
@@ -261,6 +267,7 @@ class Reader:
                           answer=answer if answer.__class__ is str else None, native=data,
                           usage=_usage(data), cost_usd=_cost(data),
                           duration_ms=_number(data.get("duration_ms")), model=run.start.model,
+                          outcomes=_denied_calls(run, data.get("permission_denials")),
                           source=event.source, line=event.line))
 
     # Assistant lines: text and tool calls.
@@ -361,9 +368,10 @@ class Reader:
             result = {"content": block.get("content")}
             if extra is not None:
                 result["tool_use_result"] = extra
-            out.append(self._tool_end(run, event, data, call_id,
-                                      _outcome(block, known[0] if known else None), result,
-                                      parent))
+            outcome = _outcome(block, known[0] if known else None)
+            if outcome != "success" and call_id.__class__ is str:
+                _remember(run.errors, call_id)
+            out.append(self._tool_end(run, event, data, call_id, outcome, result, parent))
 
     # Partial messages.
 
@@ -509,6 +517,30 @@ def _target(kind, name, args):
             if value.__class__ is str:
                 return value
     return None
+
+
+def _remember(ids, call_id):
+    """Add ``call_id`` to a bounded dict of ids, the oldest dropped beyond MAX_TRACKED."""
+    ids.pop(call_id, None)
+    ids[call_id] = None
+    if len(ids) > MAX_TRACKED:
+        del ids[next(iter(ids))]
+
+
+def _denied_calls(run, denials):
+    """{call_id: "permissionDenied"} of the calls that ``permission_denials`` lists and
+    that ended with is_error true or are still open (AGENTS.md 5.2: the first match of
+    an error; a call that succeeded stays a success), or None."""
+    if denials.__class__ is not list:
+        return None
+    found = None
+    for denial in denials:
+        call_id = denial.get("tool_use_id") if denial.__class__ is dict else None
+        if call_id.__class__ is str and (call_id in run.errors or call_id in run.calls):
+            if found is None:
+                found = {}
+            found[call_id] = "permissionDenied"
+    return found
 
 
 def _outcome(block, kind):
