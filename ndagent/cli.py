@@ -112,12 +112,15 @@ _COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 AGENTS_HELP = """\
 Agents: each FILE (and standard input) is read as the stream of the agent that its
 first JSON objects tell, by their keys and values: Cursor ('cursor-agent -p
---output-format stream-json'), Codex ('codex exec --json') or Gemini ('gemini -p
---output-format stream-json'); objects before the first decisive one are held and
-handled after it. With none in 100 objects or in the whole input, an input whose
-objects all have types Cursor uses is Cursor's (so is one with no object); any other is
-reported, 'not an agent stream', and not read (status 1). --agent NAME names the agent
-instead: an input of another agent is reported and not read (status 1)."""
+--output-format stream-json'), Claude Code ('claude -p --output-format stream-json
+--verbose'), Codex ('codex exec --json') or Gemini ('gemini -p --output-format
+stream-json'); objects before the first decisive one are held and handled after it.
+With none in 100 objects or in the whole input, an input whose objects all have types
+Cursor uses is Cursor's (so is one with no object); any other is reported, 'not an
+agent stream', and not read (status 1); so is an agent's json output rather than its
+stream (an array of objects, or a lone '{' or '[' line, before any decisive object):
+'json output, not stream-json'. --agent NAME names the agent instead: an input of
+another agent is reported and not read (status 1)."""
 
 
 def command_parser(verb, summary, description, examples, converter=True,
@@ -576,15 +579,16 @@ def _detect_head(name, detector):
     if not whole or not head.endswith(b"\n"):
         lines.pop()  # not a whole line, or the file's last line, without a newline
     for number, line in enumerate(lines, 1):
-        if line.rstrip().endswith(b"}"):
-            try:
-                data = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if data.__class__ is dict:
-                found = detector.add(data, number)
-                if found is not None:
-                    return found
+        try:
+            data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
+        except orjson.JSONDecodeError:
+            data = None
+        if data.__class__ is dict:
+            found = detector.add(data, number)
+        else:
+            found = detector.other_line(line, number)
+        if found is not None:
+            return found
     return detector.end() if whole else None
 
 
@@ -787,14 +791,18 @@ def _hold(batch, held, detector):
     decisive one, decision)``, the decision None while undecided (the items are held).
     Past HOLD_LINES items (lines that are no objects: noise, bad lines) it is taken as
     at the end of the input, so that what is held stays bounded."""
-    from ndagent.decoder import Event
+    from ndagent.decoder import BadLine, Event
 
     for index, item in enumerate(batch):
         if item.__class__ is Event:
             decision = detector.add(item.data, item.line)
-            if decision is not None:
-                held.extend(batch[:index + 1])
-                return batch[index + 1:], decision
+        elif item.__class__ is BadLine:
+            decision = detector.other_line(item.start, item.line)
+        else:
+            continue
+        if decision is not None:
+            held.extend(batch[:index + 1])
+            return batch[index + 1:], decision
     held.extend(batch)
     if len(held) >= HOLD_LINES:
         return [], detector.end()

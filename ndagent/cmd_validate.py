@@ -15,7 +15,8 @@ CHECKS = {
     "json": ("error", "a line is not a JSON object in UTF-8"),
     "truncated": ("error", "the last line, with no newline, is not whole JSON: cut off"),
     "noise": ("warning", "a line is not JSON, where the agent writes such lines (gemini)"),
-    "agent": ("error", "the input is no agent's stream, or not the one --agent names"),
+    "agent": ("error", "the input is no agent's stream (json output is not one), or not "
+                       "the one --agent names"),
     "call-twice": ("error", "a call_id is started again while still open"),
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),

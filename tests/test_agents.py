@@ -2,6 +2,7 @@
 the first objects, --agent, the messages of an input that is not read, several agents
 in one call, and the same output from a file and from standard input."""
 
+from importlib import import_module
 from pathlib import Path
 
 import orjson
@@ -94,3 +95,55 @@ def test_standard_input_of_noise_is_held_only_so_long():
     done = run("json", "-q", input=noise + CODEX.read_bytes())
     assert done.returncode == 1
     assert b"run ended without a result event" in done.stderr
+
+
+CLAUDE = GOLDEN / "claude" / "bash-exit-code" / "input.ndjson"
+
+
+def claude_json_outputs():
+    """A Claude run as the json forms print it, not as stream-json: the --verbose array
+    on one line, and the result object pretty-printed after a noise line."""
+    objects = [orjson.loads(line) for line in CLAUDE.read_bytes().splitlines()]
+    return [(orjson.dumps(objects) + b"\n", 1),
+            (b"Loaded cached credentials.\n" + orjson.dumps(objects[-1], option=orjson.OPT_INDENT_2)
+             + b"\n", 2)]
+
+
+@pytest.mark.parametrize("verb", ["json", "result", "text", "tools", "validate"])
+def test_json_output_is_reported_once_and_not_read(verb, call, write):
+    main = import_module(f"ndagent.cmd_{verb}").main
+    for data, line in claude_json_outputs():
+        path = write(data)
+        for argv in ([path], ["--agent", "claude", path]):
+            status, out, err = call(main, *argv)
+            assert status == 1
+            if verb == "validate":
+                assert (out, err) == (f"{path}:{line}: error: json output, not stream-json "
+                                      "[agent]\n".encode(), "")
+            else:
+                assert (out, err) == (b"", f"ndagent-{verb}: {path}:{line}: json output, "
+                                           "not stream-json\n")
+    # Standard input is told from its items, not a file's head: the same.
+    done = run(verb, input=data)
+    assert (done.returncode, done.stdout + done.stderr) == (
+        1, (out + err.encode()).replace(str(path).encode(), b"<stdin>"))
+
+
+def test_noise_that_begins_with_a_bracket_is_no_json_output(call, write):
+    path = write(b"[dotenv@17.2.1] injecting env (0) from .env\n[ERROR] quota\n"
+                 + GEMINI.read_bytes())
+    status, out, err = call(json_main, "-q", path)
+    assert (status, err) == (0, "")
+    assert list(orjson.loads(out)) == ["session_id", "response", "stats"]
+
+
+@pytest.mark.parametrize(("start", "found"), [
+    (b"{", True), (b"[", True), (b"  [\r", True), (b'[{"type":"system"', True),
+    (b'[ {"type"', True), (b'\xef\xbb\xbf[{"a":1}]', True),
+    (b"[]", False), (b"[1, 2]", False), (b"[ERROR] {", False), (b'{"type"', False),
+    (b"{}", False), (b"", False), (b"Loaded cached credentials.", False),
+])
+def test_json_output_begins_with_a_lone_bracket_or_an_array_of_objects(start, found):
+    from ndagent.formats import json_output
+
+    assert json_output(start) is found

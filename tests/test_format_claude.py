@@ -20,7 +20,9 @@ from ndagent.formats import claude
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
-CLAUDE_GOLDEN = sorted((GOLDEN / "claude").glob("*/input.ndjson"))
+# The cases of stream-json (json-output is the json form, which the frame refuses).
+CLAUDE_GOLDEN = sorted(path for path in (GOLDEN / "claude").glob("*/input.ndjson")
+                       if path.parent.name != "json-output")
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude"
 SID = "9d3c4a1e-6f2b-4c8d-a7e5-0b1f2c3d4e5f"
 MODEL = "claude-sonnet-4-5-20250929"

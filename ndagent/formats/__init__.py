@@ -41,6 +41,9 @@ NAMES = ("cursor", "claude", "codex", "gemini")
 # How many JSON objects detection reads before it gives up looking for a decisive one.
 DETECT_OBJECTS = 100
 
+# The message of an input that is an agent's json output rather than its stream.
+JSON_OUTPUT = "json output, not stream-json"
+
 
 def get(name):
     """The format module of an agent."""
@@ -57,8 +60,11 @@ class Detector:
     agent of ``--agent`` (None for auto): another agent's decisive object is then an
     error, and it is the agent of an input with none.
 
-    ``add`` and ``end`` return None while undecided, else ``(module, None, None)``, or
-    ``(None, line, message)`` for an input that is not read."""
+    Before a decisive object, a line that holds no JSON object and begins an agent's
+    json output (``json_output``) is an input that is not stream-json at all.
+
+    ``add``, ``other_line`` and ``end`` return None while undecided, else ``(module,
+    None, None)``, or ``(None, line, message)`` for an input that is not read."""
 
     def __init__(self, forced=None):
         self.forced = None if forced is None else get(forced)
@@ -90,6 +96,11 @@ class Detector:
             return self.end()
         return None
 
+    def other_line(self, start, line):
+        """The decision a line at ``line`` that holds no JSON object makes (``start``:
+        its first bytes), or None."""
+        return (None, line, JSON_OUTPUT) if json_output(start) else None
+
     def end(self):
         """The decision with no decisive object."""
         if self.forced is not None:
@@ -101,3 +112,17 @@ class Detector:
         line, kind = self.first
         kind = f'type "{quote(kind)}"' if kind.__class__ is str else "no type"
         return None, line, f"not an agent stream: no known event (first object: {kind})"
+
+
+def json_output(start):
+    """Whether a line that holds no JSON object (``start``: its first bytes) begins an
+    agent's json output rather than being a line of its stream: an array of objects on
+    one line (Claude's ``--output-format json --verbose``), or a lone ``{`` or ``[``, the
+    first line of an object or array pretty-printed (Gemini's json mode, jq's output).
+    A noise line that begins with a bracket (``[ERROR] ...``) is neither."""
+    text = start.strip()
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:].lstrip()
+    if text == b"{" or text == b"[":
+        return True
+    return text[:1] == b"[" and text[1:].lstrip()[:1] == b"{"
