@@ -118,9 +118,12 @@ stream-json'); objects before the first decisive one are held and handled after 
 With none in 100 objects or in the whole input, an input whose objects all have types
 Cursor uses is Cursor's (so is one with no object); any other is reported, 'not an
 agent stream', and not read (status 1); so is an agent's json output rather than its
-stream (an array of objects, or a lone '{' or '[' line, before any decisive object):
-'json output, not stream-json'. --agent NAME names the agent instead: an input of
-another agent is reported and not read (status 1)."""
+stream (an array of objects, or a lone '{' or '[' line, and no decisive object): 'json
+output, not stream-json'. --agent NAME names the agent instead: an input of another
+agent is reported and not read (status 1). Once the agent is told, an object of
+another agent is a bad line, 'a codex event in a claude stream': skipped with a
+warning (an error in validate), wherever a line is decoded: every line in validate and
+under --strict, else the lines that may hold an event the command needs."""
 
 
 def command_parser(verb, summary, description, examples, converter=True,
@@ -152,8 +155,9 @@ def command_parser(verb, summary, description, examples, converter=True,
     if converter:
         parser.add_argument(
             "--strict", action="store_true",
-            help="stop with status 1 at the first line that is not a JSON object "
-                 "(by default such lines are skipped with a warning)")
+            help="stop with status 1 at the first line that is not a JSON object, or "
+                 "another agent's event, reading every line in full (by default such "
+                 "lines are skipped with a warning)")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
             help="do not print warnings (errors are still printed)")
@@ -453,6 +457,11 @@ class Command:
     def finish(self):
         pass
 
+    def other_agent(self, event):
+        """An object of another agent than the input's (``event.message`` says which):
+        a bad line."""
+        self.bad_line(event)
+
     def bad_line(self, bad):
         """A line that is not a JSON object: skipped with a warning, or the end of the
         stream under ``--strict``."""
@@ -555,6 +564,19 @@ class _Where:
         self.line = line
 
 
+class _OtherAgent:
+    """An object of another agent than the input's, found after detection: a bad line
+    (not one cut short), whose message names both."""
+
+    __slots__ = ("source", "line", "message")
+    cut_off = False
+
+    def __init__(self, event, other, module):
+        self.source = event.source
+        self.line = event.line
+        self.message = f"a {other.NAME} event in a {module.NAME} stream"
+
+
 def _detect_head(name, detector):
     """The decision on a regular file's agent from its first DETECT_HEAD bytes, or None
     (not a regular file, unreadable, or undecided within them: it is decided as it is
@@ -583,10 +605,10 @@ def _detect_head(name, detector):
             data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
         except orjson.JSONDecodeError:
             data = None
-        if data.__class__ is dict:
-            found = detector.add(data, number)
-        else:
-            found = detector.other_line(line, number)
+        if data.__class__ is not dict:
+            detector.other_line(line, number)
+            continue
+        found = detector.add(data, number)
         if found is not None:
             return found
     return detector.end() if whole else None
@@ -640,9 +662,10 @@ def execute(command, inputs):
 
     out = command.out
     pairer = command.pairer = model.CallPairer()
-    # --strict must see every bad line, so the prefilter cannot pass any over.
+    # --strict must see every bad line, so the prefilter cannot pass any over; nor can
+    # the selection, so that every object is checked for another agent's.
     every_line = getattr(command.args, "strict", False) or not command.prefilter
-    needs = command.needs
+    needs = None if every_line else command.needs
     forced = getattr(command.args, "agent", "auto")
     forced = None if forced == "auto" else forced
     max_line = command.args.max_line
@@ -741,11 +764,16 @@ def _handle(state, command, reader, pairer, batch):
     from ndagent.decoder import BadLine, Event, Skipped
 
     feed_event, feed_skipped, text = reader.event, reader.skipped, command.text
+    other_agent = reader.other_agent
     text_class = _MODEL[2]
     for item in batch:
         kind = item.__class__
         if kind is Event:
             state.events += 1
+            other = other_agent(item.data, item.type)
+            if other is not None:
+                command.other_agent(_OtherAgent(item, other, reader.format))
+                continue
             found = feed_event(item)
             if not found:
                 continue
@@ -766,9 +794,13 @@ def _handle(state, command, reader, pairer, batch):
 
 
 def _reader(module, source, command):
-    """A Reader of ``module`` for ``source``, and the command told which format it reads."""
+    """A Reader of ``module`` for ``source``, and the command told which format it reads;
+    the reader holds besides the test for another agent's objects (``other_agent``)."""
+    from ndagent.formats import other_agent
+
     reader = module.Reader(source, command.checks, command.needs)
     reader.format = command.format = module
+    reader.other_agent = other_agent(module)
     return reader
 
 
@@ -796,13 +828,11 @@ def _hold(batch, held, detector):
     for index, item in enumerate(batch):
         if item.__class__ is Event:
             decision = detector.add(item.data, item.line)
+            if decision is not None:
+                held.extend(batch[:index + 1])
+                return batch[index + 1:], decision
         elif item.__class__ is BadLine:
-            decision = detector.other_line(item.start, item.line)
-        else:
-            continue
-        if decision is not None:
-            held.extend(batch[:index + 1])
-            return batch[index + 1:], decision
+            detector.other_line(item.start, item.line)
     held.extend(batch)
     if len(held) >= HOLD_LINES:
         return [], detector.end()

@@ -17,6 +17,7 @@ CHECKS = {
     "noise": ("warning", "a line is not JSON, where the agent writes such lines (gemini)"),
     "agent": ("error", "the input is no agent's stream (json output is not one), or not "
                        "the one --agent names"),
+    "other-agent": ("error", "an event of another agent than the input's, after its first"),
     "call-twice": ("error", "a call_id is started again while still open"),
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
@@ -201,6 +202,9 @@ class ValidateCommand(cli.Command):
 
     def not_read(self, where, message):
         self.report(where, "agent", message)
+
+    def other_agent(self, event):
+        self.report(event, "other-agent", event.message)
 
     def unreadable(self, item):
         super().unreadable(item)

@@ -8,6 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import fixture, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ndagent.cmd_json import main as json_main
 from ndagent.cmd_result import main as result_main
@@ -147,3 +149,99 @@ def test_json_output_begins_with_a_lone_bracket_or_an_array_of_objects(start, fo
     from ndagent.formats import json_output
 
     assert json_output(start) is found
+
+
+def test_a_stream_whose_first_line_is_cut_to_a_brace_is_still_a_stream(call, write):
+    path = write(b"{\n" + CODEX.read_bytes())
+    status, out, err = call(json_main, path)
+    assert status == 0 and list(orjson.loads(out)) == ["items", "finalResponse", "usage"]
+    assert err.startswith(f"ndagent-json: {path}:1: warning: skipped: not JSON")
+
+
+def claude_with(*others):
+    """The bash-exit-code run with other agents' lines inserted after its third line."""
+    lines = CLAUDE.read_bytes().splitlines(keepends=True)
+    return b"".join(lines[:3] + [orjson.dumps(other) + b"\n" for other in others] + lines[3:])
+
+
+GEMINI_RESULT = {"type": "result", "timestamp": "2026-05-11T08:02:18.231Z",
+                 "status": "success", "stats": {"total_tokens": 1}}
+CODEX_ITEM = {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
+                                                  "text": "hi"}}
+
+
+def test_another_agent_s_event_is_a_bad_line(call, write):
+    path = write(claude_with(GEMINI_RESULT, CODEX_ITEM))
+    alone = write(claude_with())
+    # A converter skips it with a warning, where it reads the line.
+    status, out, err = call(json_main, path)
+    assert (status, out) == call(json_main, alone)[:2] and status == 0
+    assert err == f"ndagent-json: {path}:4: warning: skipped: a gemini event in a claude stream\n"
+    # validate reads every line: each is an error.
+    status, out, _ = call(validate_main, path)
+    assert status == 1
+    assert out.decode().splitlines()[:2] == [
+        f"{path}:4: error: a gemini event in a claude stream [other-agent]",
+        f"{path}:5: error: a codex event in a claude stream [other-agent]"]
+    assert out.decode().splitlines()[2:] == [f"{path}: 7 events, 1 runs, 2 errors, 0 warnings"]
+    assert call(validate_main, alone)[0] == 0
+
+
+def test_another_agent_s_event_is_found_where_a_converter_reads_every_line(call, write):
+    """The prefilter passes over a line that holds no event the format's markers name
+    (a Codex item in a Claude stream); --strict reads every line, and stops there."""
+    path = write(claude_with(CODEX_ITEM))
+    assert call(json_main, path)[0::2] == (0, "")
+    status, out, err = call(json_main, "--strict", path)
+    assert (status, out) == (1, b"")
+    assert err == f"ndagent-json: {path}:4: a codex event in a claude stream\n"
+
+
+def golden_objects():
+    from ndagent.decoder import decode_line
+
+    for path in sorted(GOLDEN.glob("*/*/input.ndjson")):
+        for line in path.read_bytes().splitlines():
+            data = decode_line(line)
+            if data.__class__ is dict:
+                yield path.parent.parent.name, data
+
+
+TYPES = ["system", "assistant", "user", "result", "tool_call", "thinking", "init",
+         "message", "tool_use", "tool_result", "error", "stream_event", "thread.started",
+         "item.completed", "turn.x", "request_user_input", "rate_limit_event", "other"]
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+                   st.sampled_from(["init", "success", "tool_result", "msg_1"]),
+                   st.lists(st.fixed_dictionaries({"type": st.sampled_from(
+                       ["text", "tool_result"])}), max_size=2),
+                   st.fixed_dictionaries({}, optional={"id": st.just("m"),
+                                                       "content": st.just([])}))
+KEYS = st.sampled_from(["subtype", "tools", "claude_code_version", "uuid", "message",
+                        "num_turns", "total_cost_usd", "modelUsage", "duration_ms",
+                        "status", "session_id", "role", "content", "tool_id",
+                        "tool_name", "severity", "timestamp", "item"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(TYPES), st.dictionaries(KEYS, VALUES, max_size=5))
+def test_property_an_agent_decides_only_on_the_types_it_may_decide_on(kind, fields):
+    from ndagent.formats import NAMES, get
+
+    data = {"type": kind, **fields}
+    for module in map(get, NAMES):
+        assert not module.decides(data) or module.may_decide(kind), (module.NAME, data)
+
+
+def test_other_agent_finds_every_other_agent_s_golden_object():
+    from ndagent.formats import NAMES, get, other_agent
+
+    objects = list(golden_objects())
+    for module in map(get, NAMES):
+        test = other_agent(module)
+        for agent, data in objects:
+            kind = data.get("type") if data.get("type").__class__ is str else None
+            found = test(data, kind)
+            if agent == module.NAME or not get(agent).decides(data):
+                assert found is None, (module.NAME, agent, data)
+            else:
+                assert found is get(agent), (module.NAME, agent, data)

@@ -20,7 +20,8 @@ from ndagent.formats import claude
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
-# The cases of stream-json (json-output is the json form, which the frame refuses).
+# The cases of Claude's stream-json (json-output is the json form, which the frame
+# refuses).
 CLAUDE_GOLDEN = sorted(path for path in (GOLDEN / "claude").glob("*/input.ndjson")
                        if path.parent.name != "json-output")
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude"

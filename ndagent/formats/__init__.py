@@ -6,6 +6,9 @@ nothing else, and offers:
 - ``NAME``: the agent's name (``--agent NAME``);
 - ``decides(data)``: whether a decoded object is decisive for this agent (AGENTS.md §4:
   keys and values, never key order); the tests of the modules are exclusive;
+- ``may_decide(kind)``: whether ``decides`` can be true of an object whose type is the
+  string ``kind`` (so that the objects of a stream are tested only by the agents whose
+  test looks at their type);
 - ``markers(needs)``: the decoder markers (``ndagent.decoder.Selection``) of the raw
   lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
   (ToolStart and ToolEnd) and ``"ends"`` (RunEnd: answer, usage, native object); the
@@ -30,7 +33,8 @@ nothing else, and offers:
   the agent's stream, which ndagent does not read, and the message that says so.
 
 The registry below names them; a new agent is one module and one line here.  How an
-input's agent is told (AGENTS.md §4) is ``Detector``'s.
+input's agent is told (AGENTS.md §4) is ``Detector``'s; ``other_agent`` tells, after
+that, an object of another agent in it.
 """
 
 from importlib import import_module
@@ -40,6 +44,9 @@ NAMES = ("cursor", "claude", "codex", "gemini")
 
 # How many JSON objects detection reads before it gives up looking for a decisive one.
 DETECT_OBJECTS = 100
+
+# How many event types other_agent keeps what it tries for (a stream may make up more).
+MAX_TYPES = 1024
 
 # The message of an input that is an agent's json output rather than its stream.
 JSON_OUTPUT = "json output, not stream-json"
@@ -60,11 +67,12 @@ class Detector:
     agent of ``--agent`` (None for auto): another agent's decisive object is then an
     error, and it is the agent of an input with none.
 
-    Before a decisive object, a line that holds no JSON object and begins an agent's
-    json output (``json_output``) is an input that is not stream-json at all.
+    An input with no decisive object and a line that begins an agent's json output
+    (``json_output``) is that json output, not stream-json, whatever ``--agent`` says
+    (a stream one of whose lines is damaged to look so still has its decisive objects).
 
-    ``add``, ``other_line`` and ``end`` return None while undecided, else ``(module,
-    None, None)``, or ``(None, line, message)`` for an input that is not read."""
+    ``add`` and ``end`` return None while undecided, else ``(module, None, None)``, or
+    ``(None, line, message)`` for an input that is not read."""
 
     def __init__(self, forced=None):
         self.forced = None if forced is None else get(forced)
@@ -72,6 +80,7 @@ class Detector:
         self.objects = 0
         self.first = None  # (line, type) of the first object
         self.cursor_types = True
+        self.json_output = None  # the line of the first that begins json output
 
     def add(self, data, line):
         """The decision an object at ``line`` makes, or None."""
@@ -97,12 +106,15 @@ class Detector:
         return None
 
     def other_line(self, start, line):
-        """The decision a line at ``line`` that holds no JSON object makes (``start``:
-        its first bytes), or None."""
-        return (None, line, JSON_OUTPUT) if json_output(start) else None
+        """A line at ``line`` that holds no JSON object (``start``: its first bytes),
+        before a decision: the first that begins json output is kept, for ``end``."""
+        if self.json_output is None and json_output(start):
+            self.json_output = line
 
     def end(self):
         """The decision with no decisive object."""
+        if self.json_output is not None:
+            return None, self.json_output, JSON_OUTPUT
         if self.forced is not None:
             return self.forced, None, None
         if self.cursor_types:
@@ -112,6 +124,30 @@ class Detector:
         line, kind = self.first
         kind = f'type "{quote(kind)}"' if kind.__class__ is str else "no type"
         return None, line, f"not an agent stream: no known event (first object: {kind})"
+
+
+def other_agent(module):
+    """The test for the decoded objects of an input read as ``module``'s: ``test(data,
+    kind)``, the format module of another agent for which the object (of type ``kind``,
+    a string or None) is decisive (AGENTS.md 4: a bad line, ``a codex event in a claude
+    stream``), or None.  It costs little: it tries, for each type, only the agents that
+    ``may_decide`` on it (for most of a stream's types, none)."""
+    others = tuple(other for other in map(get, NAMES) if other is not module)
+    by_type = {}  # kind -> ((decides, module), ...), for at most MAX_TYPES kinds
+
+    def test(data, kind):
+        tests = by_type.get(kind)
+        if tests is None:
+            tests = () if kind is None else tuple(
+                (other.decides, other) for other in others if other.may_decide(kind))
+            if len(by_type) < MAX_TYPES:
+                by_type[kind] = tests
+        for decides, other in tests:
+            if decides(data):
+                return other
+        return None
+
+    return test
 
 
 def json_output(start):

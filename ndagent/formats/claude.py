@@ -93,6 +93,16 @@ _EXIT_CODE = "Exit code "
 _INFORMATION = ("system", "rate_limit_event")
 
 
+# The types of the objects ``decides`` may find decisive.
+_DECISIVE_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event",
+                             "rate_limit_event", "conversation_reset"})
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string) can be decisive for Claude."""
+    return kind in _DECISIVE_TYPES
+
+
 def decides(data):
     """Whether a decoded object is Claude's and no other agent's (AGENTS.md 4)."""
     kind = data.get("type")
@@ -110,8 +120,11 @@ def decides(data):
         if "id" in message:
             return True
         content = message.get("content")
-        return content.__class__ is list and any(
-            block.__class__ is dict and block.get("type") == "tool_result" for block in content)
+        if content.__class__ is list:
+            for block in content:  # not any(): this runs on every object of other agents
+                if block.__class__ is dict and block.get("type") == "tool_result":
+                    return True
+        return False
     if kind == "result":
         return "num_turns" in data or "total_cost_usd" in data or "modelUsage" in data
     return kind in ("stream_event", "rate_limit_event", "conversation_reset")

@@ -11,7 +11,7 @@ by ``tool_id``; ``error`` events are non-fatal notices.  The only figures are th
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "Reader", "decides", "markers"]
+           "Reader", "decides", "markers", "may_decide"]
 
 NAME = "gemini"
 
@@ -73,6 +73,15 @@ _MARKERS = {
     # The answer, and every error event for the native object's warnings.
     "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
 }
+
+
+# The types of the objects ``decides`` may find decisive.
+_DECISIVE_TYPES = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string) can be decisive for Gemini."""
+    return kind in _DECISIVE_TYPES
 
 
 def decides(data):
