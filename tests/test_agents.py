@@ -245,3 +245,45 @@ def test_other_agent_finds_every_other_agent_s_golden_object():
                 assert found is None, (module.NAME, agent, data)
             else:
                 assert found is get(agent), (module.NAME, agent, data)
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CAPTURES = sorted([*SHARED.glob("claude/*.ndjson"), *SHARED.glob("codex/*.ndjson")])
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/corpus is not beside this clone")
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda path: path.name)
+def test_every_verb_on_a_real_capture(call, path):
+    """What AGENTS.md 6 decides per verb, on the Claude and Codex captures."""
+    from ndagent.cmd_text import main as text_main
+    from ndagent.cmd_tools import main as tools_main
+
+    objects = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    claude = path.parent.name == "claude"
+    ended = objects[-1]["type"] in ("result", "turn.completed")
+    status, out, err = call(json_main, path)
+    if claude:  # the result event as it is
+        assert (status, orjson.loads(out)) == (0, objects[-1]) and err == ""
+        answer = objects[-1]["result"]
+    elif ended:  # the SDK's Turn
+        items = [o["item"] for o in objects if o["type"] == "item.completed"]
+        messages = [item["text"] for item in items if item["type"] == "agent_message"]
+        answer = messages[-1]
+        assert orjson.loads(out) == {"items": items, "finalResponse": answer,
+                                     "usage": objects[-1]["usage"]}
+    else:  # cut off: no line, a message, status 1
+        assert (status, out) == (1, b"") and "run ended without" in err
+        answer = ""
+    status, out, _ = call(result_main, path)
+    assert out == (answer.encode() + b"\n" if answer else b"") and status == (0 if ended else 1)
+    # One record, and one action line, per call, each ended.
+    calls = [block for o in objects if o["type"] == "assistant"
+             for block in o["message"]["content"] if block["type"] == "tool_use"] if claude \
+        else [o["item"] for o in objects if o["type"] == "item.completed"
+              and o["item"]["type"] in ("command_execution", "file_change")]
+    records = [orjson.loads(line) for line in call(tools_main, path)[1].splitlines()]
+    assert sorted(r["call_id"] for r in records) == sorted(c["id"] for c in calls)
+    assert {(r["agent"], r["parent"]) for r in records} <= {(path.parent.name, None)}
+    assert "pending" not in {r["status"] for r in records}
+    assert len(call(text_main, path)[1].splitlines()) == len(calls)
+    assert call(validate_main, path)[0] == (0 if ended else 1)
