@@ -192,8 +192,9 @@ SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
 
 DESCRIPTION = """\
 Small Unix filters for the NDJSON event streams that AI coding agents print: the Cursor
-Agent CLI's --output-format stream-json, 'codex exec --json' and the Gemini CLI's
---output-format stream-json. Each input's agent is told from its first objects.
+Agent CLI's --output-format stream-json, Claude Code's 'claude -p --output-format
+stream-json --verbose', 'codex exec --json' and the Gemini CLI's --output-format
+stream-json. Each input's agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
 tells more."""
