@@ -765,16 +765,18 @@ def _handle(state, command, reader, pairer, batch):
     from ndagent.decoder import BadLine, Event, Skipped
 
     feed_event, feed_skipped, text = reader.event, reader.skipped, command.text
-    other_agent = reader.other_agent
+    # Another agent's objects: () for the types no other agent decides on.
+    other_tests, find_other = reader.other_agents.by_type, reader.other_agents.find
     text_class = _MODEL[2]
     for item in batch:
         kind = item.__class__
         if kind is Event:
             state.events += 1
-            other = other_agent(item.data, item.type)
-            if other is not None:
-                command.other_agent(_OtherAgent(item, other, reader.format))
-                continue
+            if other_tests.get(item.type) != ():
+                other = find_other(item.data, item.type)
+                if other is not None:
+                    command.other_agent(_OtherAgent(item, other, reader.format))
+                    continue
             found = feed_event(item)
             if not found:
                 continue
@@ -796,12 +798,12 @@ def _handle(state, command, reader, pairer, batch):
 
 def _reader(module, source, command):
     """A Reader of ``module`` for ``source``, and the command told which format it reads;
-    the reader holds besides the test for another agent's objects (``other_agent``)."""
-    from ndagent.formats import other_agent
+    the reader holds besides the test for another agent's objects (``other_agents``)."""
+    from ndagent.formats import OtherAgents
 
     reader = module.Reader(source, command.checks, command.needs)
     reader.format = command.format = module
-    reader.other_agent = other_agent(module)
+    reader.other_agents = OtherAgents(module)
     return reader
 
 

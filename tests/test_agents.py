@@ -233,14 +233,14 @@ def test_property_an_agent_decides_only_on_the_types_it_may_decide_on(kind, fiel
 
 
 def test_other_agent_finds_every_other_agent_s_golden_object():
-    from ndagent.formats import NAMES, get, other_agent
+    from ndagent.formats import NAMES, OtherAgents, get
 
     objects = list(golden_objects())
     for module in map(get, NAMES):
-        test = other_agent(module)
+        others = OtherAgents(module)
         for agent, data in objects:
             kind = data.get("type") if data.get("type").__class__ is str else None
-            found = test(data, kind)
+            found = others.find(data, kind)
             if agent == module.NAME or not get(agent).decides(data):
                 assert found is None, (module.NAME, agent, data)
             else:

@@ -33,7 +33,7 @@ nothing else, and offers:
   the agent's stream, which ndagent does not read, and the message that says so.
 
 The registry below names them; a new agent is one module and one line here.  How an
-input's agent is told (AGENTS.md §4) is ``Detector``'s; ``other_agent`` tells, after
+input's agent is told (AGENTS.md §4) is ``Detector``'s; ``OtherAgents`` tells, after
 that, an object of another agent in it.
 """
 
@@ -126,28 +126,31 @@ class Detector:
         return None, line, f"not an agent stream: no known event (first object: {kind})"
 
 
-def other_agent(module):
-    """The test for the decoded objects of an input read as ``module``'s: ``test(data,
-    kind)``, the format module of another agent for which the object (of type ``kind``,
-    a string or None) is decisive (AGENTS.md 4: a bad line, ``a codex event in a claude
-    stream``), or None.  It costs little: it tries, for each type, only the agents that
-    ``may_decide`` on it (for most of a stream's types, none)."""
-    others = tuple(other for other in map(get, NAMES) if other is not module)
-    by_type = {}  # kind -> ((decides, module), ...), for at most MAX_TYPES kinds
+class OtherAgents:
+    """Tells the objects of an input read as ``module``'s that are decisive for another
+    agent (AGENTS.md 4: bad lines, ``a codex event in a claude stream``), at little
+    cost: for each type, only the agents that ``may_decide`` on it are tried, and
+    ``by_type`` holds them (at most MAX_TYPES types), so that a caller skips the objects
+    of a type no other agent decides on at the cost of one lookup: ``by_type.get(kind)
+    == ()``."""
 
-    def test(data, kind):
-        tests = by_type.get(kind)
+    def __init__(self, module):
+        self.others = tuple(other for other in map(get, NAMES) if other is not module)
+        self.by_type = {}  # kind -> ((decides, module), ...)
+
+    def find(self, data, kind):
+        """The format module of another agent for which ``data`` (of type ``kind``, a
+        string or None) is decisive, or None."""
+        tests = self.by_type.get(kind)
         if tests is None:
             tests = () if kind is None else tuple(
-                (other.decides, other) for other in others if other.may_decide(kind))
-            if len(by_type) < MAX_TYPES:
-                by_type[kind] = tests
+                (other.decides, other) for other in self.others if other.may_decide(kind))
+            if len(self.by_type) < MAX_TYPES:
+                self.by_type[kind] = tests
         for decides, other in tests:
             if decides(data):
                 return other
         return None
-
-    return test
 
 
 def json_output(start):

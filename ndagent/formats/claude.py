@@ -106,11 +106,8 @@ def may_decide(kind):
 def decides(data):
     """Whether a decoded object is Claude's and no other agent's (AGENTS.md 4)."""
     kind = data.get("type")
-    if kind == "system":
-        subtype = data.get("subtype")
-        if subtype == "init":
-            return data.get("tools").__class__ is list or "claude_code_version" in data
-        return subtype.__class__ is str
+    # The most frequent types first, with no any(): after detection, this runs on every
+    # assistant line of a Cursor stream (formats.OtherAgents).
     if kind == "assistant" or kind == "user":
         if "uuid" in data:
             return True
@@ -121,10 +118,15 @@ def decides(data):
             return True
         content = message.get("content")
         if content.__class__ is list:
-            for block in content:  # not any(): this runs on every object of other agents
+            for block in content:
                 if block.__class__ is dict and block.get("type") == "tool_result":
                     return True
         return False
+    if kind == "system":
+        subtype = data.get("subtype")
+        if subtype == "init":
+            return data.get("tools").__class__ is list or "claude_code_version" in data
+        return subtype.__class__ is str
     if kind == "result":
         return "num_turns" in data or "total_cost_usd" in data or "modelUsage" in data
     return kind in ("stream_event", "rate_limit_event", "conversation_reset")
