@@ -45,7 +45,7 @@ NAMES = ("cursor", "claude", "codex", "gemini")
 # How many JSON objects detection reads before it gives up looking for a decisive one.
 DETECT_OBJECTS = 100
 
-# How many event types other_agent keeps what it tries for (a stream may make up more).
+# How many event types OtherAgents keeps what it tries for (a stream may make up more).
 MAX_TYPES = 1024
 
 # The message of an input that is an agent's json output rather than its stream.
