@@ -112,12 +112,18 @@ _COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 AGENTS_HELP = """\
 Agents: each FILE (and standard input) is read as the stream of the agent that its
 first JSON objects tell, by their keys and values: Cursor ('cursor-agent -p
---output-format stream-json'), Codex ('codex exec --json') or Gemini ('gemini -p
---output-format stream-json'); objects before the first decisive one are held and
-handled after it. With none in 100 objects or in the whole input, an input whose
-objects all have types Cursor uses is Cursor's (so is one with no object); any other is
-reported, 'not an agent stream', and not read (status 1). --agent NAME names the agent
-instead: an input of another agent is reported and not read (status 1)."""
+--output-format stream-json'), Claude Code ('claude -p --output-format stream-json
+--verbose'), Codex ('codex exec --json') or Gemini ('gemini -p --output-format
+stream-json'); objects before the first decisive one are held and handled after it.
+With none in 100 objects or in the whole input, an input whose objects all have types
+Cursor uses is Cursor's (so is one with no object); any other is reported, 'not an
+agent stream', and not read (status 1); so is an agent's json output rather than its
+stream (an array of objects, or a lone '{' or '[' line, and no decisive object): 'json
+output, not stream-json'. --agent NAME names the agent instead: an input of another
+agent is reported and not read (status 1). Once the agent is told, an object of
+another agent is a bad line, 'a codex event in a claude stream': skipped with a
+warning (an error in validate), wherever a line is decoded: every line in validate and
+under --strict, else the lines that may hold an event the command needs."""
 
 
 def command_parser(verb, summary, description, examples, converter=True,
@@ -150,8 +156,9 @@ def command_parser(verb, summary, description, examples, converter=True,
     if converter:
         parser.add_argument(
             "--strict", action="store_true",
-            help="stop with status 1 at the first line that is not a JSON object "
-                 "(by default such lines are skipped with a warning)")
+            help="stop with status 1 at the first line that is not a JSON object, or "
+                 "another agent's event, reading every line in full (by default such "
+                 "lines are skipped with a warning)")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
             help="do not print warnings (errors are still printed)")
@@ -186,8 +193,9 @@ SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
 
 DESCRIPTION = """\
 Small Unix filters for the NDJSON event streams that AI coding agents print: the Cursor
-Agent CLI's --output-format stream-json, 'codex exec --json' and the Gemini CLI's
---output-format stream-json. Each input's agent is told from its first objects.
+Agent CLI's --output-format stream-json, Claude Code's 'claude -p --output-format
+stream-json --verbose', 'codex exec --json' and the Gemini CLI's --output-format
+stream-json. Each input's agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
 tells more."""
@@ -462,6 +470,11 @@ class Command:
     def finish(self):
         pass
 
+    def other_agent(self, event):
+        """An object of another agent than the input's (``event.message`` says which):
+        a bad line."""
+        self.bad_line(event)
+
     def bad_line(self, bad):
         """A line that is not a JSON object: skipped with a warning, or the end of the
         stream under ``--strict``."""
@@ -564,6 +577,19 @@ class _Where:
         self.line = line
 
 
+class _OtherAgent:
+    """An object of another agent than the input's, found after detection: a bad line
+    (not one cut short), whose message names both."""
+
+    __slots__ = ("source", "line", "message")
+    cut_off = False
+
+    def __init__(self, event, other, module):
+        self.source = event.source
+        self.line = event.line
+        self.message = f"a {other.NAME} event in a {module.NAME} stream"
+
+
 def _detect_head(name, detector):
     """The decision on a regular file's agent from its first DETECT_HEAD bytes, or None
     (not a regular file, unreadable, or undecided within them: it is decided as it is
@@ -588,15 +614,16 @@ def _detect_head(name, detector):
     if not whole or not head.endswith(b"\n"):
         lines.pop()  # not a whole line, or the file's last line, without a newline
     for number, line in enumerate(lines, 1):
-        if line.rstrip().endswith(b"}"):
-            try:
-                data = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if data.__class__ is dict:
-                found = detector.add(data, number)
-                if found is not None:
-                    return found
+        try:
+            data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
+        except orjson.JSONDecodeError:
+            data = None
+        if data.__class__ is not dict:
+            detector.other_line(line, number)
+            continue
+        found = detector.add(data, number)
+        if found is not None:
+            return found
     return detector.end() if whole else None
 
 
@@ -617,7 +644,7 @@ def _dispatch(command, pairer, events):
                 key = event.call_id
                 command.call_ended(None if key is None else pairer.complete(key), event)
         elif kind is ToolStart:
-            if command.wants_call(event) and event.call_id is not None:
+            if command.wants_call(event):
                 kept = command.keep(event)
                 if kept is not None:
                     earlier, dropped = pairer.start(event.call_id, *kept)
@@ -648,9 +675,10 @@ def execute(command, inputs):
 
     out = command.out
     pairer = command.pairer = model.CallPairer()
-    # --strict must see every bad line, so the prefilter cannot pass any over.
+    # --strict must see every bad line, so the prefilter cannot pass any over; nor can
+    # the selection, so that every object is checked for another agent's.
     every_line = getattr(command.args, "strict", False) or not command.prefilter
-    needs = command.needs
+    needs = None if every_line else command.needs
     forced = getattr(command.args, "agent", "auto")
     forced = None if forced == "auto" else forced
     max_line = command.args.max_line
@@ -749,11 +777,18 @@ def _handle(state, command, reader, pairer, batch):
     from ndagent.decoder import BadLine, Event, Skipped
 
     feed_event, feed_skipped, text = reader.event, reader.skipped, command.text
+    # Another agent's objects: () for the types no other agent decides on.
+    other_tests, find_other = reader.other_agents.by_type, reader.other_agents.find
     text_class = _MODEL[2]
     for item in batch:
         kind = item.__class__
         if kind is Event:
             state.events += 1
+            if other_tests.get(item.type) != ():
+                other = find_other(item.data, item.type)
+                if other is not None:
+                    command.other_agent(_OtherAgent(item, other, reader.format))
+                    continue
             found = feed_event(item)
             if not found:
                 continue
@@ -774,9 +809,13 @@ def _handle(state, command, reader, pairer, batch):
 
 
 def _reader(module, source, command):
-    """A Reader of ``module`` for ``source``, and the command told which format it reads."""
+    """A Reader of ``module`` for ``source``, and the command told which format it reads;
+    the reader holds besides the test for another agent's objects (``other_agents``)."""
+    from ndagent.formats import OtherAgents
+
     reader = module.Reader(source, command.checks, command.needs)
     reader.format = command.format = module
+    reader.other_agents = OtherAgents(module)
     return reader
 
 
@@ -799,7 +838,7 @@ def _hold(batch, held, detector):
     decisive one, decision)``, the decision None while undecided (the items are held).
     Past HOLD_LINES items (lines that are no objects: noise, bad lines) it is taken as
     at the end of the input, so that what is held stays bounded."""
-    from ndagent.decoder import Event
+    from ndagent.decoder import BadLine, Event
 
     for index, item in enumerate(batch):
         if item.__class__ is Event:
@@ -807,6 +846,8 @@ def _hold(batch, held, detector):
             if decision is not None:
                 held.extend(batch[:index + 1])
                 return batch[index + 1:], decision
+        elif item.__class__ is BadLine:
+            detector.other_line(item.start, item.line)
     held.extend(batch)
     if len(held) >= HOLD_LINES:
         return [], detector.end()

@@ -14,6 +14,8 @@ or a double, which is written as it stands. This is what 'cursor-agent -p
 --output-format json' prints, made from a stream-json capture. A run with no result event prints no
 line, and is reported on standard error at the line where it began (status 1).
 
+For Claude Code, each run's result event as it is, what 'claude -p --output-format
+json' prints (a run whose is_error is true still prints it, and is reported: status 1).
 For Codex, each run is the SDK's Turn, {"items":[...],"finalResponse":...,"usage":...}
 (a failed run prints no line, as the SDK throws); for Gemini, the object of its json
 mode, {"session_id","response","stats","error","warnings"}, made from the stream

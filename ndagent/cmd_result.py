@@ -13,11 +13,12 @@ count, since the CLI repeats their text as whole segments. The rebuilt answer is
 against the result event's own text, with a warning when they differ. A run with no
 result event still prints what it rebuilt, then is reported (status 1).
 
-For Codex and Gemini the answer is what their json modes report, known only at the
-run's end and printed then: the last agent_message (Codex), the text after the run's
-last tool call (Gemini); a failed run prints nothing. --live prints every assistant
-text as it arrives instead, interim messages included, an empty line between two
-messages (Cursor's segments join with nothing, as its answer does).
+For Claude Code, Codex and Gemini the answer is what their json modes report, known
+only at the run's end and printed then: the result's text, that of the last main-thread
+message (Claude), the last agent_message (Codex), the text after the run's last tool
+call (Gemini); a failed run prints nothing. --live prints every assistant text as it
+arrives instead, interim messages included, an empty line between two messages
+(Cursor's segments join with nothing, as its answer does).
 
 When standard output is a terminal, control characters other than newline and tab are
 spelt out (\\x1b) rather than sent raw, as are the bidirectional controls and the tag

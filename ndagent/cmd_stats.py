@@ -293,7 +293,8 @@ class StatsCommand(cli.Command):
 
     def keep(self, start):
         command = start.target if start.kind == "shell" else None
-        return (start.kind, command), 64 + (0 if command is None else getsizeof(command))
+        return ((start.kind, command, start.call_id),
+                64 + (0 if command is None else getsizeof(command)))
 
     def call_ended(self, kept, end):
         kind = end.kind
@@ -316,10 +317,11 @@ class StatsCommand(cli.Command):
 
     def end_run(self, end, pending):
         tally, self.tally = self.tally, _Tally()
-        for kept in pending:
-            tally.add(kept[0], "pending")
-        if end.denied:
-            tally.deny(end.denied)
+        told = end.outcomes or {}  # what the run's end tells of its calls' outcomes
+        for kind, _, call_id in pending:
+            tally.add(kind, told.get(call_id, "pending"))
+        if told:
+            tally.settle(told)
         start = end.start
         outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
         duration = _figure(end.duration_ms)
@@ -455,8 +457,8 @@ class StatsCommand(cli.Command):
 
 class _Tally:
     """The tool calls of one run: (kind, status) -> n, failed command -> n, and the calls
-    that the run's end may still say were denied (call_id -> (kind, status, command),
-    at most MAX_UNSETTLED)."""
+    whose outcome the run's end may still tell (call_id -> (kind, status, command), at
+    most MAX_UNSETTLED)."""
 
     MAX_UNSETTLED = 4096
     __slots__ = ("tools", "commands", "unsettled")
@@ -478,15 +480,16 @@ class _Tally:
                 and len(self.unsettled) < self.MAX_UNSETTLED):
             self.unsettled[call_id] = (kind, outcome, command)
 
-    def deny(self, call_ids):
-        """The calls ``call_ids`` were denied permission: that is their final status."""
-        for call_id in call_ids:
+    def settle(self, outcomes):
+        """The final outcomes of calls that ended before, {call_id: outcome}, as the run's
+        end tells them (Claude's permission_denials)."""
+        for call_id, final in outcomes.items():
             found = self.unsettled.pop(call_id, None)
             if found is None:
                 continue
             kind, outcome, command = found
             self.tools[kind, outcome] -= 1
-            key = (kind, "permissionDenied")
+            key = (kind, final)
             self.tools[key] = self.tools.get(key, 0) + 1
             if command is not None:
                 self.commands[command] -= 1

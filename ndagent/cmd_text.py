@@ -17,14 +17,16 @@ page', 'Searched the web', 'Called MCP tool', 'Called tool', 'Updated to-do list
 another shape). This is the text format of 'cursor-agent -p --output-format text' as
 documented; nothing else is printed. A call that never completes prints no line.
 
-Codex and Gemini tools have the same kinds: command_execution and run_shell_command
-are shell, file_change is write, delete or edit, read_file is read, replace edit,
-mcp_tool_call and mcp_* tools mcp, web_search and google_web_search webSearch, ...; a
-tool of no kind keeps its name and prints 'Used tool'.
+Claude Code, Codex and Gemini tools have the same kinds: Bash, command_execution and
+run_shell_command are shell, Read and read_file read, Write write, Edit and replace
+edit, file_change is write, delete or edit, Task task, mcp__* tools, mcp_tool_call and
+mcp_* tools mcp, WebSearch, web_search and google_web_search webSearch, ...; a tool of
+no kind keeps its name and prints 'Used tool'. A subagent's calls print too.
 
 With --final, print instead the final assistant message of each run (its text after
 the last tool call), at the end of the run: what recent CLI versions print for
---output-format text. For Codex and Gemini, the answer that 'ndagent result' prints.
+--output-format text. For Claude Code, Codex and Gemini, the answer that 'ndagent
+result' prints.
 
 Text from the stream is untrusted: in a target, control characters and the characters
 that reorder or hide text are spelt out (\\n, \\x1b, \\u202e, \\u200b, \\U000e0001)
@@ -118,8 +120,9 @@ class TextCommand(cli.Command):
         return True
 
     def keep(self, start):
-        """-v: the target the args of a call name at its start, until it ends."""
-        target = start.target if self.args.verbose else None
+        """-v: the target the args of a call name at its start, until it ends (a call
+        with no call_id never ends)."""
+        target = start.target if self.args.verbose and start.call_id is not None else None
         return None if target is None else (target, getsizeof(target))
 
     def calls_dropped(self, dropped, start, why):

@@ -10,7 +10,7 @@ Pair each tool call's started and completed events (by call_id) and print one ND
 record for it the moment it completes:
 
   call_id, kind, name, status, args, result, session_id, model_call_id,
-  duration_ms, source, line
+  duration_ms, source, line, agent, parent
 
 kind is the tool's key without 'ToolCall' (read, write, edit, shell, mcp, ...;
 'function' for a tool_call.function); name is the tool name of an MCP or function
@@ -19,22 +19,33 @@ unknown (a result of another shape) or pending; args come from the started event
 the completed one has none (a denied call); result is the object under the outcome
 key; duration_ms is the difference of the two events' timestamp_ms, when both have
 one; source and line say where the call started (or completed, when no started event
-was seen). A call that never completes is printed with status pending at the end of
-its run. Only what the records need of the calls still open is kept in memory, at
-most {MAX_OPEN_CALLS} calls and {MAX_OPEN_BYTES >> 20} MiB (estimated): beyond that the oldest
-are printed as pending at once, with a warning.
+was seen); agent is the agent whose stream it is (cursor, claude, codex or gemini);
+parent is the call_id of the subagent call that made this call (Claude's
+parent_tool_use_id), else null.
 
-For Codex, call_id is the item id, name the item type (server/tool for MCP), args and
-result the item's fields (command; exit_code and aggregated_output; ...), duration_ms
-null (the stream has no clock); for Gemini, call_id is tool_id, name tool_name, args
-the parameters, result the output or error.
+A call that never completes is printed at the end of its run with status pending, or
+with the outcome the run's end gives it (a Claude call listed in the result's
+permission_denials: permissionDenied); so is a call started with no call_id, which
+cannot be paired (a Gemini tool_use without tool_id: with a warning). A status is
+what is known when the record is printed: a call that completed is not printed again
+when the run's end says more. Only what the records need of the calls still open is
+kept in memory, at most {MAX_OPEN_CALLS} calls and {MAX_OPEN_BYTES >> 20} MiB (estimated): beyond
+that the oldest are printed as pending at once, with a warning.
 
---format tsv prints the columns call_id, kind, status, target, duration_ms instead,
-the target being the path, command, pattern, query, url or tool name (as in 'ndagent
-text -v'), with backslash, tab, newline and carriage return written as \\\\, \\t, \\n
-and \\r, so that every call is exactly one row, and other control characters and the
-characters that reorder or hide text as \\x1b, \\u202e, \\u200b, \\U000e0001 and the
-like, so that none reaches a terminal raw.
+For Claude, name is the tool's name (Bash, Read, mcp__server__tool, ...), args its
+input, result {{"content": ...}} of its tool_result (with tool_use_result when the line
+has it), model_call_id the message id; for Codex, call_id is the item id, name the
+item type (server/tool for MCP), args and result the item's fields (command;
+exit_code and aggregated_output; ...), duration_ms null (the stream has no clock); for
+Gemini, call_id is tool_id, name tool_name, args the parameters, result the output or
+error.
+
+--format tsv prints the columns call_id, kind, status, target, duration_ms, agent,
+parent instead, the target being the path, command, pattern, query, url or tool name
+(as in 'ndagent text -v'), with backslash, tab, newline and carriage return written as
+\\\\, \\t, \\n and \\r, so that every call is exactly one row, and other control
+characters and the characters that reorder or hide text as \\x1b, \\u202e, \\u200b,
+\\U000e0001 and the like, so that none reaches a terminal raw.
 
 """ + cli.JSON_ON_A_TERMINAL
 
@@ -49,7 +60,7 @@ EXAMPLES = """\
   check-denied: run.ndjson
   \t! ndagent tools -s permissionDenied $< | grep -q ."""
 
-TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms")
+TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms", "agent", "parent")
 
 
 class ToolsCommand(cli.Command):
@@ -111,7 +122,8 @@ class ToolsCommand(cli.Command):
     def keep(self, start):
         """The start, with what its record needs, and about how many bytes that holds."""
         return start, json_size([start.args, start.name, start.call_id, start.session_id,
-                                 start.model_call_id, start.time_ms, start.target])
+                                 start.model_call_id, start.time_ms, start.target,
+                                 start.parent])
 
     def call_again(self, kept, start):
         self.report(kept, None)  # a call_id started twice: the first can no longer end
@@ -127,14 +139,19 @@ class ToolsCommand(cli.Command):
         self.report(kept, end)
 
     def end_run(self, end, pending):
+        # What the run's end tells of a call still open (the calls printed before stay
+        # as they were printed).
+        told = end.outcomes or {}
         for kept in pending:
-            self.report(kept, None)
+            self.report(kept, None, told.get(kept.call_id, "pending"))
         super().end_run(end, pending)
 
-    def report(self, start, end):
+    def report(self, start, end, status=None):
         """Write the record of a call from its ToolStart and its ToolEnd (either may be
-        None, not both), unless --status leaves it out."""
-        status = "pending" if end is None else end.outcome
+        None, not both), unless --status leaves it out; ``status``: that of a call with
+        no end, when not pending."""
+        if status is None:
+            status = "pending" if end is None else end.outcome
         if self.statuses is not None and status not in self.statuses:
             return
         call = end or start
@@ -159,6 +176,8 @@ class ToolsCommand(cli.Command):
             "duration_ms": _duration(start, end),
             "source": first.source,
             "line": first.line,
+            "agent": self.format.NAME,
+            "parent": _field("parent", end, start),
         }
         if self.tsv:
             record["target"] = target

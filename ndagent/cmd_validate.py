@@ -15,7 +15,9 @@ CHECKS = {
     "json": ("error", "a line is not a JSON object in UTF-8"),
     "truncated": ("error", "the last line, with no newline, is not whole JSON: cut off"),
     "noise": ("warning", "a line is not JSON, where the agent writes such lines (gemini)"),
-    "agent": ("error", "the input is no agent's stream, or not the one --agent names"),
+    "agent": ("error", "the input is no agent's stream (json output is not one), or not "
+                       "the one --agent names"),
+    "other-agent": ("error", "an event of another agent than the input's, after its first"),
     "call-twice": ("error", "a call_id is started again while still open"),
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
@@ -71,6 +73,11 @@ EXIT_STATUSES = (
           "output that cannot be written, or no memory for a line (--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
 )
+
+# The check under which a format (its CHECKS) reports the calls still open when a run
+# ends well, rather than call-unfinished.
+OPEN_AT_END = "call-open"
+
 
 def _listing(checks):
     return "\n".join(f"  {name:<17}{severity:<9}{meaning}"
@@ -137,7 +144,10 @@ class ValidateCommand(cli.Command):
 
     def keep(self, start):
         # The line of its start, and enough of the call_id for quote() to show it as it
-        # would the whole id.
+        # would the whole id.  A call with no call_id cannot be paired: its format's
+        # checks report it, if it matters.
+        if start.call_id is None:
+            return None
         shown = start.call_id[:QUOTE_LIMIT + 1]
         return (start.line, shown), getsizeof(shown)
 
@@ -159,9 +169,14 @@ class ValidateCommand(cli.Command):
         start = end.start
         if end.cutoff and not end.stray:
             self.report(start, "no-result", self.cut_off(end))
+        # A format may give the calls still open when a run ends well a check of its
+        # own, with its own severity (Claude: a warning).
+        check, after = "call-unfinished", ""
+        if not end.cutoff and end.ok and OPEN_AT_END in self.format.CHECKS:
+            check, after = OPEN_AT_END, f": still open at the run's end (line {end.line})"
         for line, shown in pending:
-            self.report(_At(start.source, line), "call-unfinished",
-                        f'call "{quote(shown)}" was started and never completed')
+            self.report(_At(start.source, line), check,
+                        f'call "{quote(shown)}" was started and never completed{after}')
         if end.cutoff:
             return
         text = end.answer
@@ -187,6 +202,9 @@ class ValidateCommand(cli.Command):
 
     def not_read(self, where, message):
         self.report(where, "agent", message)
+
+    def other_agent(self, event):
+        self.report(event, "other-agent", event.message)
 
     def unreadable(self, item):
         super().unreadable(item)

@@ -177,15 +177,16 @@ class RunEnd(_Event):
     reports it (for a cut-off run, what it would have been), or None.  ``native``: the
     agent's own single json object for the run, or None.  ``usage``: {input, cacheRead,
     cacheWrite, output} or None; ``cost_usd``, ``duration_ms``, ``model`` or None.
-    ``denied``: the call_ids the agent reports only at the run's end as denied
-    permission (a frozenset), or None: their calls' final outcome is permissionDenied.
     ``source``/``line``: where it ended (the end event, or where the input stopped).
     ``stray``: the "run" is only events that followed an ended run without beginning a
     new one, which the format's checks report (``validate`` then checks no end and no
-    answer of it)."""
+    answer of it).  ``outcomes``: {call_id: outcome} of the run's calls whose outcome
+    only its end tells (Claude's ``permission_denials``), or None: the final outcome
+    of a call that ended before (a verb that printed it then keeps what it printed),
+    or the outcome of one still open."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
-                 "cost_usd", "duration_ms", "model", "denied", "stray", "source", "line")
+                 "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line")
 
 
 class Answer:
@@ -269,8 +270,11 @@ class CallPairer:
         """Keep ``value`` (not None; of about ``size`` bytes) for the call ``key``, which
         starts.  ``(earlier, dropped)``: the value of an open call of the same key, which can no
         longer complete (or None), and the values dropped to stay within the bounds,
-        oldest first (usually none)."""
-        if len(key) > LONG_CALL_ID:
+        oldest first (usually none).  A call with no key (None) cannot complete: it is
+        kept until ``close``, which hands it back with the calls still open."""
+        if key is None:
+            key = object()
+        elif len(key) > LONG_CALL_ID:
             key = _digest(key)
         size += getsizeof(key)
         calls = self._open

@@ -2,11 +2,14 @@
 the first objects, --agent, the messages of an input that is not read, several agents
 in one call, and the same output from a file and from standard input."""
 
+from importlib import import_module
 from pathlib import Path
 
 import orjson
 import pytest
 from conftest import fixture, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ndagent.cmd_json import main as json_main
 from ndagent.cmd_result import main as result_main
@@ -94,3 +97,193 @@ def test_standard_input_of_noise_is_held_only_so_long():
     done = run("json", "-q", input=noise + CODEX.read_bytes())
     assert done.returncode == 1
     assert b"run ended without a result event" in done.stderr
+
+
+CLAUDE = GOLDEN / "claude" / "bash-exit-code" / "input.ndjson"
+
+
+def claude_json_outputs():
+    """A Claude run as the json forms print it, not as stream-json: the --verbose array
+    on one line, and the result object pretty-printed after a noise line."""
+    objects = [orjson.loads(line) for line in CLAUDE.read_bytes().splitlines()]
+    return [(orjson.dumps(objects) + b"\n", 1),
+            (b"Loaded cached credentials.\n" + orjson.dumps(objects[-1], option=orjson.OPT_INDENT_2)
+             + b"\n", 2)]
+
+
+@pytest.mark.parametrize("verb", ["json", "result", "text", "tools", "validate"])
+def test_json_output_is_reported_once_and_not_read(verb, call, write):
+    main = import_module(f"ndagent.cmd_{verb}").main
+    for data, line in claude_json_outputs():
+        path = write(data)
+        for argv in ([path], ["--agent", "claude", path]):
+            status, out, err = call(main, *argv)
+            assert status == 1
+            if verb == "validate":
+                assert (out, err) == (f"{path}:{line}: error: json output, not stream-json "
+                                      "[agent]\n".encode(), "")
+            else:
+                assert (out, err) == (b"", f"ndagent-{verb}: {path}:{line}: json output, "
+                                           "not stream-json\n")
+    # Standard input is told from its items, not a file's head: the same.
+    done = run(verb, input=data)
+    assert (done.returncode, done.stdout + done.stderr) == (
+        1, (out + err.encode()).replace(str(path).encode(), b"<stdin>"))
+
+
+def test_noise_that_begins_with_a_bracket_is_no_json_output(call, write):
+    path = write(b"[dotenv@17.2.1] injecting env (0) from .env\n[ERROR] quota\n"
+                 + GEMINI.read_bytes())
+    status, out, err = call(json_main, "-q", path)
+    assert (status, err) == (0, "")
+    assert list(orjson.loads(out)) == ["session_id", "response", "stats"]
+
+
+@pytest.mark.parametrize(("start", "found"), [
+    (b"{", True), (b"[", True), (b"  [\r", True), (b'[{"type":"system"', True),
+    (b'[ {"type"', True), (b'\xef\xbb\xbf[{"a":1}]', True),
+    (b"[]", False), (b"[1, 2]", False), (b"[ERROR] {", False), (b'{"type"', False),
+    (b"{}", False), (b"", False), (b"Loaded cached credentials.", False),
+])
+def test_json_output_begins_with_a_lone_bracket_or_an_array_of_objects(start, found):
+    from ndagent.formats import json_output
+
+    assert json_output(start) is found
+
+
+def test_a_stream_whose_first_line_is_cut_to_a_brace_is_still_a_stream(call, write):
+    path = write(b"{\n" + CODEX.read_bytes())
+    status, out, err = call(json_main, path)
+    assert status == 0 and list(orjson.loads(out)) == ["items", "finalResponse", "usage"]
+    assert err.startswith(f"ndagent-json: {path}:1: warning: skipped: not JSON")
+
+
+def claude_with(*others):
+    """The bash-exit-code run with other agents' lines inserted after its third line."""
+    lines = CLAUDE.read_bytes().splitlines(keepends=True)
+    return b"".join(lines[:3] + [orjson.dumps(other) + b"\n" for other in others] + lines[3:])
+
+
+GEMINI_RESULT = {"type": "result", "timestamp": "2026-05-11T08:02:18.231Z",
+                 "status": "success", "stats": {"total_tokens": 1}}
+CODEX_ITEM = {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
+                                                  "text": "hi"}}
+
+
+def test_another_agent_s_event_is_a_bad_line(call, write):
+    path = write(claude_with(GEMINI_RESULT, CODEX_ITEM))
+    alone = write(claude_with())
+    # A converter skips it with a warning, where it reads the line.
+    status, out, err = call(json_main, path)
+    assert (status, out) == call(json_main, alone)[:2] and status == 0
+    assert err == f"ndagent-json: {path}:4: warning: skipped: a gemini event in a claude stream\n"
+    # validate reads every line: each is an error.
+    status, out, _ = call(validate_main, path)
+    assert status == 1
+    assert out.decode().splitlines()[:2] == [
+        f"{path}:4: error: a gemini event in a claude stream [other-agent]",
+        f"{path}:5: error: a codex event in a claude stream [other-agent]"]
+    assert out.decode().splitlines()[2:] == [f"{path}: 7 events, 1 runs, 2 errors, 0 warnings"]
+    assert call(validate_main, alone)[0] == 0
+
+
+def test_another_agent_s_event_is_found_where_a_converter_reads_every_line(call, write):
+    """The prefilter passes over a line that holds no event the format's markers name
+    (a Codex item in a Claude stream); --strict reads every line, and stops there."""
+    path = write(claude_with(CODEX_ITEM))
+    assert call(json_main, path)[0::2] == (0, "")
+    status, out, err = call(json_main, "--strict", path)
+    assert (status, out) == (1, b"")
+    assert err == f"ndagent-json: {path}:4: a codex event in a claude stream\n"
+
+
+def golden_objects():
+    from ndagent.decoder import decode_line
+
+    for path in sorted(GOLDEN.glob("*/*/input.ndjson")):
+        for line in path.read_bytes().splitlines():
+            data = decode_line(line)
+            if data.__class__ is dict:
+                yield path.parent.parent.name, data
+
+
+TYPES = ["system", "assistant", "user", "result", "tool_call", "thinking", "init",
+         "message", "tool_use", "tool_result", "error", "stream_event", "thread.started",
+         "item.completed", "turn.x", "request_user_input", "rate_limit_event", "other"]
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+                   st.sampled_from(["init", "success", "tool_result", "msg_1"]),
+                   st.lists(st.fixed_dictionaries({"type": st.sampled_from(
+                       ["text", "tool_result"])}), max_size=2),
+                   st.fixed_dictionaries({}, optional={"id": st.just("m"),
+                                                       "content": st.just([])}))
+KEYS = st.sampled_from(["subtype", "tools", "claude_code_version", "uuid", "message",
+                        "num_turns", "total_cost_usd", "modelUsage", "duration_ms",
+                        "status", "session_id", "role", "content", "tool_id",
+                        "tool_name", "severity", "timestamp", "item"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(TYPES), st.dictionaries(KEYS, VALUES, max_size=5))
+def test_property_an_agent_decides_only_on_the_types_it_may_decide_on(kind, fields):
+    from ndagent.formats import NAMES, get
+
+    data = {"type": kind, **fields}
+    for module in map(get, NAMES):
+        assert not module.decides(data) or module.may_decide(kind), (module.NAME, data)
+
+
+def test_other_agent_finds_every_other_agent_s_golden_object():
+    from ndagent.formats import NAMES, OtherAgents, get
+
+    objects = list(golden_objects())
+    for module in map(get, NAMES):
+        others = OtherAgents(module)
+        for agent, data in objects:
+            kind = data.get("type") if data.get("type").__class__ is str else None
+            found = others.find(data, kind)
+            if agent == module.NAME or not get(agent).decides(data):
+                assert found is None, (module.NAME, agent, data)
+            else:
+                assert found is get(agent), (module.NAME, agent, data)
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CAPTURES = sorted([*SHARED.glob("claude/*.ndjson"), *SHARED.glob("codex/*.ndjson")])
+
+
+@pytest.mark.skipif(not CAPTURES, reason="../shared/corpus is not beside this clone")
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda path: path.name)
+def test_every_verb_on_a_real_capture(call, path):
+    """What AGENTS.md 6 decides per verb, on the Claude and Codex captures."""
+    from ndagent.cmd_text import main as text_main
+    from ndagent.cmd_tools import main as tools_main
+
+    objects = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    claude = path.parent.name == "claude"
+    ended = objects[-1]["type"] in ("result", "turn.completed")
+    status, out, err = call(json_main, path)
+    if claude:  # the result event as it is
+        assert (status, orjson.loads(out)) == (0, objects[-1]) and err == ""
+        answer = objects[-1]["result"]
+    elif ended:  # the SDK's Turn
+        items = [o["item"] for o in objects if o["type"] == "item.completed"]
+        messages = [item["text"] for item in items if item["type"] == "agent_message"]
+        answer = messages[-1]
+        assert orjson.loads(out) == {"items": items, "finalResponse": answer,
+                                     "usage": objects[-1]["usage"]}
+    else:  # cut off: no line, a message, status 1
+        assert (status, out) == (1, b"") and "run ended without" in err
+        answer = ""
+    status, out, _ = call(result_main, path)
+    assert out == (answer.encode() + b"\n" if answer else b"") and status == (0 if ended else 1)
+    # One record, and one action line, per call, each ended.
+    calls = [block for o in objects if o["type"] == "assistant"
+             for block in o["message"]["content"] if block["type"] == "tool_use"] if claude \
+        else [o["item"] for o in objects if o["type"] == "item.completed"
+              and o["item"]["type"] in ("command_execution", "file_change")]
+    records = [orjson.loads(line) for line in call(tools_main, path)[1].splitlines()]
+    assert sorted(r["call_id"] for r in records) == sorted(c["id"] for c in calls)
+    assert {(r["agent"], r["parent"]) for r in records} <= {(path.parent.name, None)}
+    assert "pending" not in {r["status"] for r in records}
+    assert len(call(text_main, path)[1].splitlines()) == len(calls)
+    assert call(validate_main, path)[0] == (0 if ended else 1)

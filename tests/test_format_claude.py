@@ -20,7 +20,10 @@ from ndagent.formats import claude
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
-CLAUDE_GOLDEN = sorted((GOLDEN / "claude").glob("*/input.ndjson"))
+# The cases of Claude's stream-json (json-output is the json form, which the frame
+# refuses).
+CLAUDE_GOLDEN = sorted(path for path in (GOLDEN / "claude").glob("*/input.ndjson")
+                       if path.parent.name != "json-output")
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude"
 SID = "9d3c4a1e-6f2b-4c8d-a7e5-0b1f2c3d4e5f"
 MODEL = "claude-sonnet-4-5-20250929"
@@ -197,6 +200,14 @@ EXPECTED = {
                   ("end", "glob", "Glob", "success")],
         "texts": ["Counting the recipes.", "There are five recipes: two breads, two"],
     },
+    "denied-by-hook": {
+        "runs": [("ok", "A hook blocked `rm -rf build/`, and writing `.env` was not allowed: "
+                        "nothing changed.")],
+        # What the tool_result says; the result's permission_denials come after.
+        "calls": [("start", "shell", "Bash", "rm -rf build/"),
+                  ("start", "write", "Write", "/home/dev/site/.env"),
+                  ("end", "shell", "Bash", "error")],
+    },
     "failed-max-turns": {
         "runs": [("failed", "error_max_turns")],
         "calls": [("start", "shell", "Bash", "ls migrations | tail -n 3"),
@@ -208,6 +219,10 @@ EXPECTED = {
         "runs": [("ok", "The entry point is `bin/cli.js`, which calls `run()` from "
                         "`src/main.js`.")],
         "calls": [],
+    },
+    "open-call-at-result": {
+        "runs": [("ok", "There are 14 TODO comments under `src/`.")],
+        "calls": [("start", "grep", "Grep", "TODO")],
     },
     "parallel-calls": {
         "runs": [("ok", "Two drafts are waiting (`rust-errors.md`, `zsh-tricks.md`), drafts "

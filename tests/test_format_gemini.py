@@ -373,6 +373,8 @@ def test_tool_use_without_tool_id_cannot_be_paired():
                              ("ToolEnd", None, None, None, "success", None)]
     assert notes(events) == [("tool-id", 3)]
     assert run_ends(events)[0].answer == "ok"
+    # Not only for validate: the converters warn of it.
+    assert notes(read(stream(*lines))) == [("tool-id", 3)]
 
 
 def test_a_tool_result_without_its_tool_use_names_the_tool_from_its_id():
@@ -504,7 +506,7 @@ def test_notes_quote_stream_text_bounded_and_escaped():
     assert all("\x1b" not in message for message in messages)
 
 
-def test_without_checks_no_notes():
+def test_without_checks_no_notes_but_of_a_call_that_cannot_be_paired():
     lines = [user(), init(), say("x", time="bad"), error("e"), result()]
     assert not only(read(stream(*lines)), Note)
 
@@ -723,6 +725,8 @@ GOLDEN_RUNS = {
                        "`scripts`."), (True, False, None, "`api` and `docs` have one.")],
                      [("ls", "list_directory", "success", "."),
                       ("glob", "glob", "success", "*/README.md")]),
+    "tool-without-id": ([(True, False, None, "`make test` runs `pytest -q` in `.venv`.")],
+                        [("read", "read_file", "pending", "Makefile")]),
 }
 
 
@@ -751,8 +755,9 @@ def test_golden_input(case):
     assert [(end.ok, end.cutoff, end.failure, end.answer) for end in ends] == runs
     assert calls(events) == expected_calls
     assert len(only(events, RunStart)) == len(ends)
-    # Notes: only the error event of failed-invalid-stream.
-    expected_notes = [("error-event", 3)] if case == "failed-invalid-stream" else []
+    # Notes: only the error event of failed-invalid-stream, the tool_use without id.
+    expected_notes = {"failed-invalid-stream": [("error-event", 3)],
+                      "tool-without-id": [("tool-id", 3)]}.get(case, [])
     assert notes(events) == expected_notes
     lines = path.read_bytes().splitlines()
     for end in ends:

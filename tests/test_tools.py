@@ -2,6 +2,7 @@
 filters, TSV."""
 
 import subprocess
+from pathlib import Path
 
 import orjson
 import pytest
@@ -10,8 +11,10 @@ from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run
 from ndagent import cli
 from ndagent.cmd_tools import ToolsCommand, build_parser, main
 
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
 FIELDS = ["call_id", "kind", "name", "status", "args", "result", "session_id",
-          "model_call_id", "duration_ms", "source", "line"]
+          "model_call_id", "duration_ms", "source", "line", "agent", "parent"]
 
 
 def records(call, *args):
@@ -31,7 +34,8 @@ def test_vendor_example_pairs_both_calls(call):
         "result": {"content": "# Project\n\nThis is a sample project...", "isEmpty": False,
                    "exceededLimit": False, "totalLines": 54, "totalChars": 1254},
         "session_id": "c6b62c6f-7ead-4fd6-9922-e952131177ff", "model_call_id": None,
-        "duration_ms": None, "source": str(path), "line": 5,
+        "duration_ms": None, "source": str(path), "line": 5, "agent": "cursor",
+        "parent": None,
     }
     assert (write["kind"], write["status"], write["line"]) == ("write", "success", 8)
     assert write["result"]["linesCreated"] == 19
@@ -83,8 +87,23 @@ def test_args_come_from_the_started_event_when_completed_has_none(call, write):
         "call_id": "c1", "kind": "mcp", "name": "gh-issues", "status": "rejected",
         "args": {"name": "gh-issues", "args": {}}, "result": {"reason": "no"},
         "session_id": "s-1", "model_call_id": "m-0-a", "duration_ms": 150,
-        "source": str(path), "line": 2,
+        "source": str(path), "line": 2, "agent": "cursor", "parent": None,
     }]
+
+
+def test_records_name_their_agent_and_the_subagent_call_that_made_them(call):
+    status, found, err = records(call, GOLDEN / "claude" / "subagent" / "input.ndjson")
+    assert (status, err) == (0, "")
+    task = "toolu_01YEymW9bY7M4LL74sadoBd2"
+    assert [(r["name"], r["agent"], r["parent"]) for r in found] == [
+        ("Grep", "claude", task), ("Read", "claude", task), ("Task", "claude", None)]
+    status, out, _ = call(main, "--format", "tsv", "--header",
+                          GOLDEN / "codex" / "command-success" / "input.ndjson",
+                          GOLDEN / "claude" / "subagent" / "input.ndjson")
+    rows = [row.split("\t") for row in out.decode().splitlines()]
+    assert rows[0][5:] == ["agent", "parent"]
+    assert [row[5:] for row in rows[1:]] == [["codex", ""], ["claude", task],
+                                              ["claude", task], ["claude", ""]]
 
 
 def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
@@ -103,6 +122,27 @@ def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
     assert pending["model_call_id"].endswith("-0-qzkx")
     status, found, _ = records(call, "-s", "pending", write(cut))
     assert (status, [r["call_id"][:9] for r in found]) == (1, ["call_MZSw"])
+
+
+def test_a_call_with_no_call_id_is_pending_at_the_end_of_its_run(call, write):
+    """A Gemini tool_use without tool_id cannot be paired: pending, with a warning."""
+    lines = [{"type": "init", "timestamp": "2026-05-11T08:02:14Z", "session_id": "g-1"},
+             {"type": "tool_use", "timestamp": "2026-05-11T08:02:15Z",
+              "tool_name": "read_file", "parameters": {"file_path": "a.txt"}},
+             {"type": "tool_use", "timestamp": "2026-05-11T08:02:15Z", "tool_name": "glob",
+              "tool_id": "glob-1-ab", "parameters": {"pattern": "*"}},
+             {"type": "tool_result", "timestamp": "2026-05-11T08:02:16Z",
+              "tool_id": "glob-1-ab", "status": "success", "output": "a.txt"},
+             {"type": "result", "timestamp": "2026-05-11T08:02:17Z", "status": "success"}]
+    path = write([orjson.dumps(line) for line in lines])
+    status, found, err = records(call, path)
+    assert status == 0
+    assert [(r["call_id"], r["name"], r["status"], r["line"]) for r in found] == [
+        ("glob-1-ab", "glob", "success", 3), (None, "read_file", "pending", 2)]
+    assert err == (f'ndagent-tools: {path}:2: warning: a tool_use of "read_file" has no '
+                   "tool_id: its result cannot be paired\n")
+    assert call(main, "-q", "-s", "pending", "--format", "tsv", path)[1:] == (
+        b"\tread\tpending\ta.txt\t\tgemini\t\n", "")
 
 
 def test_a_call_id_started_twice_leaves_the_first_pending(call, write):
@@ -161,12 +201,14 @@ def test_tsv_columns_and_header(call):
     path = fixture("shapes.ndjson")
     status, out, _ = call(main, "--format", "tsv", "--header", path)
     rows = out.decode().split("\n")
-    assert rows[0] == "call_id\tkind\tstatus\ttarget\tduration_ms"
-    assert rows[1:5] == ["e1\tedit\tsuccess\tsrc/app.py\t0", "g2\tgrep\tsuccess\tTODO\t0",
-                         "g1\tglob\tsuccess\t**/*.py\t0", "s1\tshell\tfailure\tmake test\t0"]
-    assert rows[5:] == ["s2\tshell\tpermissionDenied\trm -rf /\t", "d1\tdelete\trejected\t\t",
-                        "m1\tmcp\terror\tgithub-search_issues\t0", "f1\tfrobnicate\tsuccess\t\t0",
-                        "fn1\tfunction\tsuccess\tlookup\t", ""]
+    assert rows[0] == "call_id\tkind\tstatus\ttarget\tduration_ms\tagent\tparent"
+    assert [row.removesuffix("\tcursor\t") for row in rows[1:-1]] == [
+        "e1\tedit\tsuccess\tsrc/app.py\t0", "g2\tgrep\tsuccess\tTODO\t0",
+        "g1\tglob\tsuccess\t**/*.py\t0", "s1\tshell\tfailure\tmake test\t0",
+        "s2\tshell\tpermissionDenied\trm -rf /\t", "d1\tdelete\trejected\t\t",
+        "m1\tmcp\terror\tgithub-search_issues\t0", "f1\tfrobnicate\tsuccess\t\t0",
+        "fn1\tfunction\tsuccess\tlookup\t"]
+    assert all(row.endswith("\tcursor\t") for row in rows[1:-1]) and rows[-1] == ""
     assert call(main, "--format", "tsv", path)[1] == out.split(b"\n", 1)[1]
 
 
@@ -182,9 +224,10 @@ def tsv_of_shell_call(call, write, call_id, command_text):
 def test_tsv_escapes_backslash_tab_newline_and_carriage_return(call, write):
     command_text = "printf 'a\\tb\\n' |\tcat\r\nls C:\\dir"
     out = tsv_of_shell_call(call, write, "x\ny", command_text)
-    assert out == b"x\\ny\tshell\tsuccess\tprintf 'a\\\\tb\\\\n' |\\tcat\\r\\nls C:\\\\dir\t\n"
+    assert out == (b"x\\ny\tshell\tsuccess\tprintf 'a\\\\tb\\\\n' |\\tcat\\r\\nls C:\\\\dir\t"
+                   b"\tcursor\t\n")
     row = out.decode()[:-1].split("\t")
-    assert len(row) == 5 and "\n" not in out.decode()[:-1]
+    assert len(row) == 7 and "\n" not in out.decode()[:-1]
     # Undoing the escapes gives the command back.
     undone = row[3].replace("\\\\", "\0").replace("\\t", "\t").replace("\\n", "\n") \
         .replace("\\r", "\r").replace("\0", "\\")
@@ -248,4 +291,4 @@ def test_tsv_spells_out_other_control_and_reordering_characters(call, write):
     out = tsv_of_shell_call(call, write, "c\x1b", command_text)
     assert out.decode() == (
         "c\\x1b\tshell\tsuccess\tclear\\x1b[2J\\x1b]0;title\\x07 \\x9b31m\\x7f "
-        "\\u202ereversed\\u2028next \\\\x1b\t\n")
+        "\\u202ereversed\\u2028next \\\\x1b\t\tcursor\t\n")

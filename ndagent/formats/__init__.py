@@ -6,6 +6,9 @@ nothing else, and offers:
 - ``NAME``: the agent's name (``--agent NAME``);
 - ``decides(data)``: whether a decoded object is decisive for this agent (AGENTS.md §4:
   keys and values, never key order); the tests of the modules are exclusive;
+- ``may_decide(kind)``: whether ``decides`` can be true of an object whose type is the
+  string ``kind`` (so that the objects of a stream are tested only by the agents whose
+  test looks at their type);
 - ``markers(needs)``: the decoder markers (``ndagent.decoder.Selection``) of the raw
   lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
   (ToolStart and ToolEnd) and ``"ends"`` (RunEnd: answer, usage, native object); the
@@ -17,7 +20,9 @@ nothing else, and offers:
   Each returns a list of model events.  With ``checks``, it also makes the ``Note``s of
   its schema checks, for ``validate``; ``needs`` (as for ``markers``, or None for
   every event) lets it keep less;
-- ``CHECKS``: {check: (severity, meaning)} of those schema checks;
+- ``CHECKS``: {check: (severity, meaning)} of those schema checks; one named
+  ``call-open`` gives the calls still open when a run ends well a check and a severity
+  of the format's own (else they are the generic ``call-unfinished`` errors);
 - ``LIVE_ANSWER``: whether the answer is all the Text of a run, printed as it arrives
   (Cursor), rather than known only at the run's end;
 - ``SEPARATOR``: what ``result --live`` prints between two messages' Text;
@@ -28,7 +33,8 @@ nothing else, and offers:
   the agent's stream, which ndagent does not read, and the message that says so.
 
 The registry below names them; a new agent is one module and one line here.  How an
-input's agent is told (AGENTS.md §4) is ``Detector``'s.
+input's agent is told (AGENTS.md §4) is ``Detector``'s; ``OtherAgents`` tells, after
+that, an object of another agent in it.
 """
 
 from importlib import import_module
@@ -38,6 +44,12 @@ NAMES = ("cursor", "claude", "codex", "gemini")
 
 # How many JSON objects detection reads before it gives up looking for a decisive one.
 DETECT_OBJECTS = 100
+
+# How many event types OtherAgents keeps what it tries for (a stream may make up more).
+MAX_TYPES = 1024
+
+# The message of an input that is an agent's json output rather than its stream.
+JSON_OUTPUT = "json output, not stream-json"
 
 
 def get(name):
@@ -55,6 +67,10 @@ class Detector:
     agent of ``--agent`` (None for auto): another agent's decisive object is then an
     error, and it is the agent of an input with none.
 
+    An input with no decisive object and a line that begins an agent's json output
+    (``json_output``) is that json output, not stream-json, whatever ``--agent`` says
+    (a stream one of whose lines is damaged to look so still has its decisive objects).
+
     ``add`` and ``end`` return None while undecided, else ``(module, None, None)``, or
     ``(None, line, message)`` for an input that is not read."""
 
@@ -64,6 +80,7 @@ class Detector:
         self.objects = 0
         self.first = None  # (line, type) of the first object
         self.cursor_types = True
+        self.json_output = None  # the line of the first that begins json output
 
     def add(self, data, line):
         """The decision an object at ``line`` makes, or None."""
@@ -88,8 +105,16 @@ class Detector:
             return self.end()
         return None
 
+    def other_line(self, start, line):
+        """A line at ``line`` that holds no JSON object (``start``: its first bytes),
+        before a decision: the first that begins json output is kept, for ``end``."""
+        if self.json_output is None and json_output(start):
+            self.json_output = line
+
     def end(self):
         """The decision with no decisive object."""
+        if self.json_output is not None:
+            return None, self.json_output, JSON_OUTPUT
         if self.forced is not None:
             return self.forced, None, None
         if self.cursor_types:
@@ -99,3 +124,44 @@ class Detector:
         line, kind = self.first
         kind = f'type "{quote(kind)}"' if kind.__class__ is str else "no type"
         return None, line, f"not an agent stream: no known event (first object: {kind})"
+
+
+class OtherAgents:
+    """Tells the objects of an input read as ``module``'s that are decisive for another
+    agent (AGENTS.md 4: bad lines, ``a codex event in a claude stream``), at little
+    cost: for each type, only the agents that ``may_decide`` on it are tried, and
+    ``by_type`` holds them (at most MAX_TYPES types), so that a caller skips the objects
+    of a type no other agent decides on at the cost of one lookup: ``by_type.get(kind)
+    == ()``."""
+
+    def __init__(self, module):
+        self.others = tuple(other for other in map(get, NAMES) if other is not module)
+        self.by_type = {}  # kind -> ((decides, module), ...)
+
+    def find(self, data, kind):
+        """The format module of another agent for which ``data`` (of type ``kind``, a
+        string or None) is decisive, or None."""
+        tests = self.by_type.get(kind)
+        if tests is None:
+            tests = () if kind is None else tuple(
+                (other.decides, other) for other in self.others if other.may_decide(kind))
+            if len(self.by_type) < MAX_TYPES:
+                self.by_type[kind] = tests
+        for decides, other in tests:
+            if decides(data):
+                return other
+        return None
+
+
+def json_output(start):
+    """Whether a line that holds no JSON object (``start``: its first bytes) begins an
+    agent's json output rather than being a line of its stream: an array of objects on
+    one line (Claude's ``--output-format json --verbose``), or a lone ``{`` or ``[``, the
+    first line of an object or array pretty-printed (Gemini's json mode, jq's output).
+    A noise line that begins with a bracket (``[ERROR] ...``) is neither."""
+    text = start.strip()
+    if text.startswith(b"\xef\xbb\xbf"):
+        text = text[3:].lstrip()
+    if text == b"{" or text == b"[":
+        return True
+    return text[:1] == b"[" and text[1:].lstrip()[:1] == b"{"

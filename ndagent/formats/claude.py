@@ -15,6 +15,9 @@ and its decisions in parts 4 to 6).  What it takes care of:
   are calls of the run (``parent``);
 - ``--include-partial-messages``: the text of a block that came as ``text_delta``s is
   not handed on again when the whole block follows (it is only compared with them);
+- a call's outcome is what its ``tool_result`` says when it comes; the ``result``'s
+  ``permission_denials`` may make it denied after (``RunEnd.outcomes``), and tells how
+  a call still open then ended;
 - the answer is the text of the last main-thread message (``result.result`` of a run
   that ended well), and ``json``'s object is the ``result`` event as it is.
 """
@@ -44,6 +47,8 @@ CHECKS = {
     "deltas": ("warning", "the text deltas of a block differ from the whole block that "
                           "follows them"),
     "api-retry": ("warning", "the CLI retried a request to the API (system/api_retry)"),
+    "call-open": ("warning", "a tool_use is still open at a result that says the run went "
+                             "well (a CLI with user hooks did this)"),
 }
 
 # How many tool calls, and streamed text blocks of one message, are kept track of at
@@ -88,14 +93,21 @@ _EXIT_CODE = "Exit code "
 _INFORMATION = ("system", "rate_limit_event")
 
 
+# The types of the objects ``decides`` may find decisive.
+_DECISIVE_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event",
+                             "rate_limit_event", "conversation_reset"})
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string) can be decisive for Claude."""
+    return kind in _DECISIVE_TYPES
+
+
 def decides(data):
     """Whether a decoded object is Claude's and no other agent's (AGENTS.md 4)."""
     kind = data.get("type")
-    if kind == "system":
-        subtype = data.get("subtype")
-        if subtype == "init":
-            return data.get("tools").__class__ is list or "claude_code_version" in data
-        return subtype.__class__ is str
+    # The most frequent types first, with no any(): after detection, this runs on every
+    # assistant line of a Cursor stream (formats.OtherAgents).
     if kind == "assistant" or kind == "user":
         if "uuid" in data:
             return True
@@ -105,8 +117,16 @@ def decides(data):
         if "id" in message:
             return True
         content = message.get("content")
-        return content.__class__ is list and any(
-            block.__class__ is dict and block.get("type") == "tool_result" for block in content)
+        if content.__class__ is list:
+            for block in content:
+                if block.__class__ is dict and block.get("type") == "tool_result":
+                    return True
+        return False
+    if kind == "system":
+        subtype = data.get("subtype")
+        if subtype == "init":
+            return data.get("tools").__class__ is list or "claude_code_version" in data
+        return subtype.__class__ is str
     if kind == "result":
         return "num_turns" in data or "total_cost_usd" in data or "modelUsage" in data
     return kind in ("stream_event", "rate_limit_event", "conversation_reset")
@@ -133,8 +153,8 @@ class _Run:
     """What is known of the run in progress."""
 
     __slots__ = ("start", "session_id", "session_reported", "last_source", "last_line",
-                 "calls", "local_failure", "message", "text", "streamed", "unchecked",
-                 "has_message")
+                 "calls", "errors", "local_failure", "message", "text", "streamed",
+                 "unchecked", "has_message")
 
     def __init__(self, start):
         self.start = start
@@ -143,6 +163,9 @@ class _Run:
         self.last_source = start.source
         self.last_line = start.line
         self.calls = {}  # call id -> (kind, name), oldest first, bounded
+        # The ids of the calls whose tool_result had is_error true, which the result's
+        # permission_denials may still make denied; oldest first, bounded.
+        self.errors = {}
         self.local_failure = None  # the text of a failed local command's message
         # The last main-thread assistant message: its key, and its text so far (the
         # deltas and whole text blocks, joined with nothing).
@@ -259,7 +282,8 @@ class Reader:
                           answer=answer if answer.__class__ is str else None, native=data,
                           usage=_usage(data), cost_usd=_cost(data),
                           duration_ms=_number(data.get("duration_ms")), model=run.start.model,
-                          denied=_denied_calls(data), source=event.source, line=event.line))
+                          outcomes=_denied_calls(run, data.get("permission_denials")),
+                          source=event.source, line=event.line))
 
     # Assistant lines: text and tool calls.
 
@@ -359,9 +383,10 @@ class Reader:
             result = {"content": block.get("content")}
             if extra is not None:
                 result["tool_use_result"] = extra
-            out.append(self._tool_end(run, event, data, call_id,
-                                      _outcome(block, known[0] if known else None), result,
-                                      parent))
+            outcome = _outcome(block, known[0] if known else None)
+            if outcome != "success" and call_id.__class__ is str:
+                _remember(run.errors, call_id)
+            out.append(self._tool_end(run, event, data, call_id, outcome, result, parent))
 
     # Partial messages.
 
@@ -507,6 +532,30 @@ def _target(kind, name, args):
             if value.__class__ is str:
                 return value
     return None
+
+
+def _remember(ids, call_id):
+    """Add ``call_id`` to a bounded dict of ids, the oldest dropped beyond MAX_TRACKED."""
+    ids.pop(call_id, None)
+    ids[call_id] = None
+    if len(ids) > MAX_TRACKED:
+        del ids[next(iter(ids))]
+
+
+def _denied_calls(run, denials):
+    """{call_id: "permissionDenied"} of the calls that ``permission_denials`` lists and
+    that ended with is_error true or are still open (AGENTS.md 5.2: the first match of
+    an error; a call that succeeded stays a success), or None."""
+    if denials.__class__ is not list:
+        return None
+    found = None
+    for denial in denials:
+        call_id = denial.get("tool_use_id") if denial.__class__ is dict else None
+        if call_id.__class__ is str and (call_id in run.errors or call_id in run.calls):
+            if found is None:
+                found = {}
+            found[call_id] = "permissionDenied"
+    return found
 
 
 def _outcome(block, kind):
@@ -656,18 +705,6 @@ def _usage(data):
             total += value
         totals[field] = total
     return totals
-
-
-def _denied_calls(data):
-    """The ``tool_use_id``s of ``permission_denials``: calls denied permission, which the
-    run tells only at its end (AGENTS.md 5.2); None when it names none."""
-    denials = data.get("permission_denials")
-    if denials.__class__ is not list:
-        return None
-    found = frozenset(denial.get("tool_use_id") for denial in denials
-                      if denial.__class__ is dict
-                      and denial.get("tool_use_id").__class__ is str)
-    return found or None
 
 
 def _cost(data):

@@ -19,7 +19,7 @@ objects of no agent) neither begin a run nor end one.
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "OLD_FORMAT", "RUN_END",
-           "SEPARATOR", "Reader", "decides", "markers", "old_format"]
+           "SEPARATOR", "Reader", "decides", "markers", "may_decide", "old_format"]
 
 NAME = "codex"
 
@@ -94,6 +94,12 @@ _RESULTS = {
 MAX_OPEN_ITEMS = 4096
 
 _MISSING = object()
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string) can be decisive for Codex."""
+    return kind.startswith(("thread.", "turn.", "item.")) or kind == "error" \
+        or kind == "request_user_input"
 
 
 def decides(data):

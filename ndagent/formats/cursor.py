@@ -12,7 +12,7 @@ from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, json
 from ndagent.terminal import quote
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "STRICT_ONLY", "TYPES", "Reader", "decides", "markers"]
+           "STRICT_ONLY", "TYPES", "Reader", "decides", "markers", "may_decide"]
 
 NAME = "cursor"
 
@@ -446,6 +446,15 @@ def _is_integral(value, expected):
     return type(value) is RawNumber and not any(char in value.text for char in "-.eE")
 
 
+
+
+# The types of the objects ``decides`` may find decisive.
+_DECISIVE_TYPES = frozenset({"system", "tool_call", "thinking", "interaction_query", "result"})
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string) can be decisive for Cursor."""
+    return kind in _DECISIVE_TYPES
 
 
 def decides(data):

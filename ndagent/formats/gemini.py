@@ -11,7 +11,7 @@ by ``tool_id``; ``error`` events are non-fatal notices.  The only figures are th
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "Reader", "decides", "markers"]
+           "Reader", "decides", "markers", "may_decide"]
 
 NAME = "gemini"
 
@@ -73,6 +73,15 @@ _MARKERS = {
     # The answer, and every error event for the native object's warnings.
     "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
 }
+
+
+# The types of the objects ``decides`` may find decisive.
+_DECISIVE_TYPES = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string) can be decisive for Gemini."""
+    return kind in _DECISIVE_TYPES
 
 
 def decides(data):
@@ -351,11 +360,11 @@ class Reader:
         name = data.get("tool_name")
         name = name if name.__class__ is str else None
         if call_id.__class__ is not str:
+            # It stays open until its run ends (AGENTS.md 6.3: pending, with a warning).
             call_id = None
-            if self.checks:
-                tool = f'"{_quote(name)}"' if name is not None else "a tool"
-                out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
-                                                        "tool_id: its result cannot be paired"))
+            tool = f'"{_quote(name)}"' if name is not None else "a tool"
+            out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
+                                                    "tool_id: its result cannot be paired"))
         kind = kind_of(name)
         args = data.get("parameters")
         start = ToolStart(call_id=call_id, kind=kind, name=name, args=args,
