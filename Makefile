@@ -36,8 +36,8 @@ demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
 	@echo '$$ head -n 12 $(SAMPLE) | ndagent validate; echo "exit status $$?"   # a run cut off'
 	@head -n 12 $(SAMPLE) | $(BIN)/ndagent validate; echo "exit status $$?"
 
-test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes
-	$(BIN)/python -m pytest -q
+test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes, a process per core
+	$(BIN)/python -m pytest -q -n auto
 
 # CASES=AGENT/CASE ... makes only those (tests/golden/regenerate.py says more).
 golden: $(STAMP)  ## tests/golden's expected outputs, from what the commands print now
