@@ -45,21 +45,10 @@ EXAMPLES = """\
   \tndagent text -v --color=never $< > $@"""
 
 # The environment variables the command reads (shown in its man page).
-ENVIRONMENT = {
-    "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
-}
+ENVIRONMENT = cli.COLOR_ENVIRONMENT
 
 # SGR sequences: dim for the target, red for an outcome that is not success.
 _DIM, _RED, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[0m"
-
-
-def use_color(choice, fd):
-    """Whether to colour: ``--color``, where auto follows the terminal and NO_COLOR."""
-    if choice != "auto":
-        return choice == "always"
-    import os
-
-    return os.isatty(fd) and not os.environ.get("NO_COLOR")
 
 
 class TextCommand(cli.Command):
@@ -80,14 +69,11 @@ class TextCommand(cli.Command):
             "--final", action="store_true",
             help="print only the final assistant message of each run (the text after its "
                  "last tool call), at the end of the run")
-        parser.add_argument(
-            "--color", choices=("auto", "always", "never"), default="auto",
-            help="colour the target and the outcome: always, never, or (auto, the default) "
-                 "when standard output is a terminal and NO_COLOR is not set")
+        cli.add_color_option(parser, "the target and the outcome")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        self.color = use_color(args.color, out.fd)
+        self.color = cli.use_color(args.color, out.fd)
         self.said_overflow = False
         # --final: the run's text since its last tool event.
         self.final_segment = []

@@ -72,6 +72,15 @@ EXIT_STATUSES = (
     ("130", "interrupted (Ctrl-C)"),
 )
 
+# The environment variables the command reads (shown in its man page).
+ENVIRONMENT = cli.COLOR_ENVIRONMENT
+
+# SGR sequences as compilers colour a diagnostic (GCC_COLORS' defaults): the place in
+# bold, error: in bold red, warning: in bold magenta.
+_COLORS = {"place": "\x1b[1m", "error": "\x1b[1;31m", "warning": "\x1b[1;35m"}
+_RESET = "\x1b[0m"
+
+
 def _listing(checks):
     return "\n".join(f"  {name:<17}{severity:<9}{meaning}"
                      for name, (severity, meaning) in checks.items())
@@ -80,6 +89,7 @@ def _listing(checks):
 class ValidateCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "validate", SUMMARY, DESCRIPTION, EXAMPLES
     EXIT_STATUSES = EXIT_STATUSES
+    ENVIRONMENT = ENVIRONMENT
     CONVERTER = False
     FILES_HELP = "input streams, each checked on its own; '-' or none: standard input"
     needs = None
@@ -109,6 +119,8 @@ class ValidateCommand(cli.Command):
             help="text: one line per diagnostic (default); json: one NDJSON object per "
                  "diagnostic (source, line, severity, check, message) and per summary "
                  "(source, events, runs, errors, warnings)")
+        cli.add_color_option(parser, "the text diagnostics as compilers do (the place, "
+                                     "error:, warning:)")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
@@ -116,6 +128,7 @@ class ValidateCommand(cli.Command):
 
         self.strict = args.strict
         self.as_json = args.format == "json"
+        self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
 
@@ -211,7 +224,8 @@ class ValidateCommand(cli.Command):
             self.out.write_json({"source": where.source, "line": where.line,
                                  "severity": severity, "check": check, "message": message})
         else:
-            self._write_text(f"{where.source}:{where.line}: {severity}: {message} [{check}]")
+            self._write_diagnostic(f"{where.source}:{where.line}:", severity,
+                                   f"{message} [{check}]")
 
     def end_input(self, source, events):
         if self.readable and not self.quiet:
@@ -224,12 +238,26 @@ class ValidateCommand(cli.Command):
                                  f"{self.errors} errors, {self.warnings} warnings")
         self._new_input()
 
+    def _write_diagnostic(self, place, severity, rest):
+        """A diagnostic's line; with colour, its place and severity coloured."""
+        from ndagent.terminal import escape_controls
+
+        place = escape_controls(place)
+        label = f"{severity}:"
+        if self.color:
+            place = f"{_COLORS['place']}{place}{_RESET}"
+            label = f"{_COLORS[severity]}{label}{_RESET}"
+        self._write_line(f"{place} {label} {escape_controls(rest)}")
+
     def _write_text(self, line):
         """One line of text output.  The stream text in it is already quoted
         (``terminal.quote``); what else it holds, a FILE's name, is spelt out here."""
         from ndagent.terminal import escape_controls
 
-        self.out.write(escape_controls(line).encode("utf-8", "replace") + b"\n")
+        self._write_line(escape_controls(line))
+
+    def _write_line(self, line):
+        self.out.write(line.encode("utf-8", "replace") + b"\n")
 
 
 class _At:

@@ -1,0 +1,60 @@
+"""The interface conventions every verb shares (issue 15): options spelt and meaning the
+same everywhere, as GNU tools, jq and csvkit have them."""
+
+import os
+import re
+
+from conftest import fixture, on_a_terminal, run
+
+SHAPES = fixture("shapes.ndjson")
+VENDOR = fixture("vendor-example.ndjson")
+CUT_OFF = b"".join(VENDOR.read_bytes().splitlines(keepends=True)[:5])
+
+
+def environment(**changes):
+    """The environment of the tests, without NO_COLOR and TERM, with ``changes``."""
+    base = {name: value for name, value in os.environ.items()
+            if name not in ("NO_COLOR", "TERM")}
+    return {**base, **changes}
+
+
+# --color
+
+
+def test_a_bare_color_is_always_and_leaves_the_file_an_argument():
+    """As GNU grep and ls: '--color FILE' colours FILE's lines (it took FILE for its
+    value: 'invalid choice')."""
+    for option in ("--color", "--col"):  # an abbreviation too, as argparse allows it
+        done = run("text", option, SHAPES)
+        assert done.returncode == 0, done.stderr
+        assert b"\x1b[31m (failed)\x1b[0m" in done.stdout
+    assert run("text", "--color=never", SHAPES).stdout == run("text", SHAPES).stdout
+    # After '--', a word is a FILE whatever it looks like.
+    assert run("text", "--", "--color").returncode == 2
+
+
+def test_color_auto_follows_the_terminal_term_and_no_color(write):
+    assert b"\x1b[31m" in on_a_terminal("text", SHAPES, env=environment(TERM="xterm"))
+    assert b"\x1b" not in on_a_terminal("text", SHAPES, env=environment(TERM="dumb"))
+    assert b"\x1b" not in on_a_terminal("text", SHAPES, env=environment(NO_COLOR="1"))
+    assert b"\x1b[31m" in on_a_terminal("text", SHAPES, env=environment(NO_COLOR=""))
+    assert b"\x1b[31m" in on_a_terminal("text", "--color", SHAPES,
+                                        env=environment(TERM="dumb", NO_COLOR="1"))
+
+
+def test_validate_colours_its_diagnostics_as_compilers_do(write):
+    path = write(CUT_OFF)
+    place = re.escape(str(path).encode()) + rb":\d+:"
+    coloured = on_a_terminal("validate", path, env=environment(TERM="xterm"), status=1)
+    assert re.search(rb"\x1b\[1m" + place + rb"\x1b\[0m \x1b\[1;31merror:\x1b\[0m run ended",
+                     coloured)
+    plain = on_a_terminal("validate", path, env=environment(TERM="dumb"), status=1)
+    assert b"\x1b" not in plain and re.search(place + b" error: run ended", plain)
+    assert b"\x1b" not in on_a_terminal("validate", path, env=environment(NO_COLOR="1"),
+                                        status=1)
+    warned = write(VENDOR.read_bytes().replace(b'"type":"tool_call","subtype":"started"',
+                                               b'"type":"tool_call","subtype":"startd"', 1))
+    assert b"\x1b[1;35mwarning:\x1b[0m" in run("validate", "--color", warned).stdout
+    # Never in JSON, never through a pipe unless asked.
+    assert b"\x1b" not in run("validate", "--color", "--format", "json", path).stdout
+    assert b"\x1b" not in run("validate", path).stdout
