@@ -90,7 +90,7 @@ class ToolsCommand(cli.Command):
                  + ", ".join(TSV_COLUMNS))
         parser.add_argument(
             "--header", action="store_true",
-            help="with --format tsv, print a header row first")
+            help="print a header row first (with --format tsv only: a usage error else)")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)

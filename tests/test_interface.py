@@ -58,3 +58,30 @@ def test_validate_colours_its_diagnostics_as_compilers_do(write):
     # Never in JSON, never through a pipe unless asked.
     assert b"\x1b" not in run("validate", "--color", "--format", "json", path).stdout
     assert b"\x1b" not in run("validate", path).stdout
+
+
+# --header
+
+
+def verbs_with(option):
+    """The verbs that have ``option``."""
+    from importlib import import_module
+
+    from ndagent import cli
+
+    return [verb for verb in cli.VERBS
+            if option in import_module(f"ndagent.cmd_{verb}").build_parser()
+            ._option_string_actions]
+
+
+def test_header_without_tsv_is_a_usage_error_in_every_verb_that_has_it():
+    verbs = verbs_with("--header")
+    assert "tools" in verbs
+    for verb in verbs:
+        for argv in (["--header"], ["--header", "--format", "ndjson"]):
+            done = run(verb, *argv, VENDOR)
+            assert (done.returncode, done.stdout) == (2, b""), verb
+            assert done.stderr.startswith(
+                f"ndagent-{verb}: --header is for --format tsv".encode()), done.stderr
+            assert done.stderr.count(b"\n") == 1
+        assert run(verb, "--header", "--format", "tsv", VENDOR).returncode == 0, verb
