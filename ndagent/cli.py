@@ -150,6 +150,22 @@ def add_color_option(parser, what):
              "standard output is a terminal, NO_COLOR is not set and TERM is not dumb")
 
 
+# --format: the same value name for the same output in every verb (ndjson: one JSON
+# object a line); an old name is still accepted, so that scripts keep working.
+FORMAT_ALIASES = {"json": "ndjson"}
+
+
+def add_format_option(parser, formats, default):
+    """``--format NAME``; ``formats``: {name: what it prints}, for --help."""
+    aliases = [f"{old} for {new}" for old, new in FORMAT_ALIASES.items() if new in formats]
+    parser.add_argument(
+        "--format", choices=tuple(formats), default=default,
+        type=lambda name: FORMAT_ALIASES.get(name, name),
+        help="; ".join(f"{name}: {meaning}" for name, meaning in formats.items())
+             + f" (default: {default})"
+             + (f"; the old name {', '.join(aliases)} is accepted" if aliases else ""))
+
+
 def use_color(choice, fd):
     """Whether to colour output on ``fd``, by ``--color``."""
     if choice != "auto":

@@ -84,10 +84,9 @@ class ToolsCommand(cli.Command):
             "-s", "--status", action="extend", type=names(OUTCOMES), metavar="STATUS",
             help=f"only calls with this status ({', '.join(OUTCOMES)}); repeatable or "
                  "comma-separated")
-        parser.add_argument(
-            "--format", choices=("ndjson", "tsv"), default="ndjson",
-            help="ndjson (the default): one JSON record per call; tsv: the columns "
-                 + ", ".join(TSV_COLUMNS))
+        cli.add_format_option(parser, {
+            "ndjson": "one JSON record per call",
+            "tsv": "the columns " + ", ".join(TSV_COLUMNS)}, "ndjson")
         parser.add_argument(
             "--header", action="store_true",
             help="print a header row first (with --format tsv only: a usage error else)")

@@ -57,7 +57,7 @@ EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
   ndagent validate -q run.ndjson && ndagent result run.ndjson > answer.md
   # the checks that fail most often over a day of runs
-  ndagent validate --format json logs/*.ndjson | jq -r '.check // empty' |
+  ndagent validate --format ndjson logs/*.ndjson | jq -r '.check // empty' |
     sort | uniq -c | sort -rn
   # in a Makefile: stop at a run that failed or was cut off
   answer.md: run.ndjson
@@ -114,11 +114,11 @@ class ValidateCommand(cli.Command):
         parser.add_argument(
             "-q", "--quiet", action="store_true",
             help="print nothing: only the exit status tells")
-        parser.add_argument(
-            "--format", choices=("text", "json"), default="text",
-            help="text: one line per diagnostic (default); json: one NDJSON object per "
-                 "diagnostic (source, line, severity, check, message) and per summary "
-                 "(source, events, runs, errors, warnings)")
+        cli.add_format_option(parser, {
+            "text": "one line per diagnostic and per summary",
+            "ndjson": "one JSON object per diagnostic (source, line, severity, check, "
+                      "message) and per summary (source, events, runs, errors, warnings)"},
+            "text")
         cli.add_color_option(parser, "the text diagnostics as compilers do (the place, "
                                      "error:, warning:)")
 
@@ -127,7 +127,7 @@ class ValidateCommand(cli.Command):
         from ndagent.model import Answer
 
         self.strict = args.strict
-        self.as_json = args.format == "json"
+        self.as_json = args.format == "ndjson"
         self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()

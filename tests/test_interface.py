@@ -85,3 +85,23 @@ def test_header_without_tsv_is_a_usage_error_in_every_verb_that_has_it():
                 f"ndagent-{verb}: --header is for --format tsv".encode()), done.stderr
             assert done.stderr.count(b"\n") == 1
         assert run(verb, "--header", "--format", "tsv", VENDOR).returncode == 0, verb
+
+
+# --format
+
+
+def test_format_names_ndjson_the_same_in_every_verb_and_takes_json_as_its_old_name():
+    from importlib import import_module
+
+    formats = {}
+    for verb in verbs_with("--format"):
+        action = import_module(f"ndagent.cmd_{verb}").build_parser() \
+            ._option_string_actions["--format"]
+        formats[verb] = action.choices
+        assert "json" not in action.choices, verb  # the one name for NDJSON is ndjson
+        new, old = (run(verb, "--format", name, VENDOR) for name in ("ndjson", "json"))
+        assert new.returncode == old.returncode == 0 and new.stdout == old.stdout != b""
+        assert run(verb, "--format=json", VENDOR).stdout == new.stdout
+    assert "ndjson" in formats["tools"] and "ndjson" in formats["validate"]
+    done = run("validate", "--format", "xml", VENDOR)
+    assert done.returncode == 2 and b"ndjson" in done.stderr.split(b"choose from")[1]
