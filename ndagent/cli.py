@@ -37,7 +37,7 @@ def __getattr__(name):
 EXIT_STATUSES = (
     ("0", "success"),
     ("1", "the stream is bad or incomplete: no event at all, a run without a result\n"
-          "event, a failed run, a bad line under --strict"),
+          "event, a failed run, a warning under --strict"),
     ("2", "usage error, a FILE that cannot be read or that is the output file,\n"
           "output that cannot be written, or no memory for a line (--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
@@ -191,6 +191,11 @@ reported, 'not an agent stream', and not read (status 1). --agent NAME names the
 instead: an input of another agent is reported and not read (status 1)."""
 
 
+# -q and --strict mean the same in every verb; each verb's --help says what else.
+QUIET_HELP = "print no warnings, only errors"
+STRICT_HELP = "make every warning an error (status 1)"
+
+
 def command_parser(verb, summary, description, examples, converter=True,
                    exit_statuses=EXIT_STATUSES,
                    files_help="input streams, read in order as one; '-' or none: standard "
@@ -220,11 +225,11 @@ def command_parser(verb, summary, description, examples, converter=True,
     if converter:
         parser.add_argument(
             "--strict", action="store_true",
-            help="stop with status 1 at the first line that is not a JSON object "
-                 "(by default such lines are skipped with a warning)")
+            help=f"{STRICT_HELP}; stop at the first line that is not a JSON object (by "
+                 "default skipped with a warning), and decode every line in full")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
-            help="do not print warnings (errors are still printed)")
+            help=f"{QUIET_HELP}: no message marked 'warning:' on standard error")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -451,6 +456,7 @@ class Command:
         self.out = out
         self.status = EXIT_OK
         self.quiet = getattr(args, "quiet", False)
+        self.strict = getattr(args, "strict", False)
         self.format = None  # the format module of the input being read
         self.pairer = None  # the frame's CallPairer, while it runs
 
@@ -524,7 +530,7 @@ class Command:
     def bad_line(self, bad):
         """A line that is not a JSON object: skipped with a warning, or the end of the
         stream under ``--strict``."""
-        if getattr(self.args, "strict", False):
+        if self.strict:
             self.error(bad, bad.message)
             raise _Stop(EXIT_BAD_STREAM)
         self.warn(bad, "skipped: " + bad.message)
@@ -542,7 +548,10 @@ class Command:
         self.status = max(self.status, EXIT_BAD_STREAM)
 
     def warn(self, where, text):
-        if not self.quiet:
+        """A warning at ``where``: an error under --strict, nothing under -q."""
+        if self.strict:
+            self.error(where, text)
+        elif not self.quiet:
             self.say(f"{where.source}:{where.line}: warning: {text}")
 
     def say(self, text):

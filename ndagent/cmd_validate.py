@@ -110,10 +110,11 @@ class ValidateCommand(cli.Command):
     def add_options(cls, parser):
         parser.add_argument(
             "--strict", action="store_true",
-            help="count warnings as errors, and report undocumented event types and fields")
+            help=f"{cli.STRICT_HELP}, and report undocumented event types and fields")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
-            help="print nothing: only the exit status tells")
+            help=f"{cli.QUIET_HELP}: no warning diagnostics and no summary lines (a FILE "
+                 "that cannot be read is still reported, on standard error)")
         cli.add_format_option(parser, {
             "text": "one line per diagnostic and per summary",
             "ndjson": "one JSON object per diagnostic (source, line, severity, check, "
@@ -126,7 +127,6 @@ class ValidateCommand(cli.Command):
         super().__init__(args, prog, out)
         from ndagent.model import Answer
 
-        self.strict = args.strict
         self.as_json = args.format == "ndjson"
         self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
@@ -218,7 +218,7 @@ class ValidateCommand(cli.Command):
             self.status = max(self.status, cli.EXIT_BAD_STREAM)
         else:
             self.warnings += 1
-        if self.quiet:
+        if self.quiet and severity != "error":
             return
         if self.as_json:
             self.out.write_json({"source": where.source, "line": where.line,

@@ -105,3 +105,43 @@ def test_format_names_ndjson_the_same_in_every_verb_and_takes_json_as_its_old_na
     assert "ndjson" in formats["tools"] and "ndjson" in formats["validate"]
     done = run("validate", "--format", "xml", VENDOR)
     assert done.returncode == 2 and b"ndjson" in done.stderr.split(b"choose from")[1]
+
+
+# -q and --strict
+
+
+VENDOR_LINES = VENDOR.read_bytes().splitlines(keepends=True)
+# A stream with one warning and no error: a line that is not JSON for the converters,
+# a call completed without being started for validate.
+WARNED = {"converter": b"".join(VENDOR_LINES[:3] + [b"oops\n"] + VENDOR_LINES[3:]),
+          "validate": b"".join(VENDOR_LINES[:4] + VENDOR_LINES[5:])}
+
+
+def test_q_and_strict_mean_the_same_in_every_verb_and_help_says_what_q_silences():
+    from importlib import import_module
+
+    from ndagent import cli
+
+    for verb in cli.VERBS:
+        options = import_module(f"ndagent.cmd_{verb}").build_parser()._option_string_actions
+        assert options["-q"] is options["--quiet"]
+        assert options["-q"].help.startswith(cli.QUIET_HELP + ": no "), verb
+        assert options["--strict"].help.startswith(cli.STRICT_HELP), verb
+        stream = WARNED["validate" if verb == "validate" else "converter"]
+        plain, quiet, strict = (run(verb, *argv, input=stream)
+                                for argv in ([], ["-q"], ["--strict"]))
+        said = plain.stderr + plain.stdout if verb == "validate" else plain.stderr
+        assert plain.returncode == 0 and b": warning: " in said, verb
+        assert quiet.returncode == 0 and b"warning" not in quiet.stderr + quiet.stdout, verb
+        assert strict.returncode == 1, verb
+        said = strict.stdout if verb == "validate" else strict.stderr
+        assert said and b": warning: " not in said, verb
+
+
+def test_q_still_prints_errors():
+    done = run("validate", "-q", input=CUT_OFF)
+    assert done.returncode == 1
+    assert b": error: " in done.stdout and b"warning" not in done.stdout
+    assert b" events, " not in done.stdout  # no summary line
+    done = run("json", "-q", input=CUT_OFF)
+    assert done.returncode == 1 and b"run ended without a result event" in done.stderr

@@ -364,8 +364,11 @@ def test_strict_counts_warnings_as_errors(validate):
     assert out.endswith(": 24 events, 1 runs, 2 errors, 0 warnings\n")
 
 
-def test_quiet_prints_nothing(call, write):
-    assert call(main, "-q", write(vendor()[:-1])) == (1, b"", "")
+def test_quiet_prints_only_the_errors(call, write):
+    status, out, err = call(main, "-q", write(vendor()[1:-1]))
+    assert (status, err) == (1, "")
+    assert out.endswith(b": error: run ended without a result event: the agent failed or "
+                        b"was cut off [no-result]\n") and out.count(b"\n") == 1
     assert call(main, "--quiet", fixture("vendor-example.ndjson")) == (0, b"", "")
 
 
