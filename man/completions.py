@@ -31,10 +31,21 @@ def parsers():
         yield f"ndagent-{verb}", importlib.import_module(f"ndagent.cmd_{verb}").build_parser()
 
 
+def offer_words(parser):
+    """The parser, its options' ``words`` (the vocabulary of -k and -s, which their own
+    type checks in any case) given to shtab as their choices."""
+    for action in parser._actions:
+        words = getattr(action, "words", None)
+        if words:
+            action.choices = words
+    return parser
+
+
 def completions():
     """{relative path: text} of every completion file."""
     found = {}
     for program, parser in parsers():
+        parser = offer_words(parser)
         found[f"bash/{program}"] = shtab.complete(parser, "bash")
         found[f"zsh/_{program}"] = shtab.complete(parser, "zsh")
     return found

@@ -22,6 +22,10 @@ are shell, file_change is write, delete or edit, read_file is read, replace edit
 mcp_tool_call and mcp_* tools mcp, web_search and google_web_search webSearch, ...; a
 tool of no kind keeps its name and prints 'Used tool'.
 
+-k, -t and -s select the calls whose lines are printed, as for 'ndagent tools': by
+kind (shell, read, webSearch, ...), by the agent's own tool name, by outcome (failed,
+denied, ...).
+
 With --final, print instead the final assistant message of each run (its text after
 the last tool call), at the end of the run: what recent CLI versions print for
 --output-format text. For Codex and Gemini, the answer that 'ndagent result' prints.
@@ -38,6 +42,7 @@ EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson | ndagent text
   ndagent text -v run.ndjson
   ndagent text --final run.ndjson > answer.txt
+  ndagent text -v -k shell -s failed run.ndjson      # the commands that failed
   # what the agent did, counted: 12 Read file, 3 Edited file, ...
   ndagent text logs/*.ndjson | sort | uniq -c | sort -rn
   # in a Makefile: a log of the agent's actions beside its answer
@@ -70,10 +75,16 @@ class TextCommand(cli.Command):
             help="print only the final assistant message of each run (the text after its "
                  "last tool call), at the end of the run")
         cli.add_color_option(parser, "the target and the outcome")
+        from ndagent import callfilter
+
+        callfilter.add_options(parser)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
+        from ndagent.callfilter import CallFilter
+
         self.color = cli.use_color(args.color, out.fd)
+        self.filter = CallFilter(args)
         self.said_overflow = False
         # --final: the run's text since its last tool event.
         self.final_segment = []
@@ -101,7 +112,7 @@ class TextCommand(cli.Command):
         if self.args.final:
             self.final_segment.clear()
             return False
-        return True
+        return self.filter.wants(call)
 
     def keep(self, start):
         """-v: the target the args of a call name at its start, until it ends."""
@@ -116,6 +127,8 @@ class TextCommand(cli.Command):
     def call_ended(self, started_target, end):
         """The line of an ended call; ``started_target``: what its start's args named,
         for a call whose end has no args of its own."""
+        if not self.filter.shows(end.outcome):
+            return
         from ndagent.terminal import escape_field
 
         line = ACTIONS.get(end.kind, "Used tool")

@@ -3,8 +3,14 @@ same everywhere, as GNU tools, jq and csvkit have them."""
 
 import os
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
 from conftest import fixture, on_a_terminal, run
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SHAPES = fixture("shapes.ndjson")
 VENDOR = fixture("vendor-example.ndjson")
@@ -145,3 +151,82 @@ def test_q_still_prints_errors():
     assert b" events, " not in done.stdout  # no summary line
     done = run("json", "-q", input=CUT_OFF)
     assert done.returncode == 1 and b"run ended without a result event" in done.stderr
+
+
+# tools -k, -t, -s; the same filters in text
+
+
+def ids(out):
+    import orjson
+
+    return [orjson.loads(line)["call_id"] for line in out.splitlines()]
+
+
+def test_kinds_match_in_any_case_and_the_kinds_are_documented():
+    from ndagent.model import KINDS
+
+    assert ids(run("tools", "-k", "SHELL", SHAPES).stdout) == ["s1", "s2"]
+    assert ids(run("tools", "-k", "semsearch,Glob", SHAPES).stdout) == ["g1"]
+    help_text = run("tools", "--help").stdout.decode()
+    assert ", ".join(KINDS) in " ".join(help_text.split())
+    assert ", ".join(KINDS) in " ".join(run("text", "--help").stdout.decode().split())
+
+
+def test_an_unknown_kind_is_a_usage_error_naming_the_nearest():
+    for word, nearest in (("websarch", b"webSearch"), ("web", b"webFetch, webSearch"),
+                          ("todos", b"updateTodos")):
+        done = run("tools", "-k", f"read,{word}", SHAPES)
+        assert (done.returncode, done.stdout) == (2, b"")
+        assert done.stderr.count(b"\n") == 1
+        assert f"unknown kind '{word}' (nearest known ones: ".encode() + nearest \
+            in done.stderr, done.stderr
+    done = run("text", "-k", "bash", SHAPES)
+    assert done.returncode == 2 and b"known ones: read, write, " in done.stderr
+    assert b"-t NAME" in done.stderr  # where the agent's own tool name goes
+    done = run("tools", "-s", "sucess", SHAPES)
+    assert done.returncode == 2 and b"nearest known ones: success" in done.stderr
+
+
+def test_the_agent_s_own_tool_name_is_matched_with_t(write):
+    # A Cursor tool of no kind keeps its name as its kind; a function tool has its name.
+    assert ids(run("tools", "-t", "FROBNICATE", SHAPES).stdout) == ["f1"]
+    assert ids(run("tools", "-t", "lookup", "-k", "shell", SHAPES).stdout) == \
+        ["s1", "s2", "fn1"]
+    gemini = write(
+        b'{"type":"init","timestamp":"2026-01-01T00:00:00.000Z","session_id":"g","model":"m"}\n'
+        b'{"type":"tool_use","timestamp":"2026-01-01T00:00:01.000Z","tool_name":'
+        b'"run_shell_command","tool_id":"t1","parameters":{"command":"ls"}}\n'
+        b'{"type":"tool_result","timestamp":"2026-01-01T00:00:02.000Z","tool_id":"t1",'
+        b'"status":"success","output":""}\n'
+        b'{"type":"result","timestamp":"2026-01-01T00:00:03.000Z","status":"success"}\n')
+    assert ids(run("tools", "-t", "Run_Shell_Command", gemini).stdout) == ["t1"]
+    assert run("text", "-t", "run_shell_command", gemini).stdout == b"Ran terminal command\n"
+    assert run("text", "-t", "read_file", gemini).stdout == b""
+
+
+def test_s_takes_the_words_text_prints_and_text_has_the_same_filters():
+    assert ids(run("tools", "-s", "failed,DENIED", SHAPES).stdout) == ["s1", "s2"]
+    assert ids(run("tools", "-s", "Failure,permissiondenied", SHAPES).stdout) == ["s1", "s2"]
+    assert run("text", "-s", "failed,denied", SHAPES).stdout == \
+        b"Ran terminal command (failed)\nRan terminal command (denied)\n"
+    assert run("text", "-v", "-k", "mcp,delete", "-s", "error", SHAPES).stdout == \
+        b"Called MCP tool: github-search_issues (error)\n"
+    # Each line of text is the line of the record tools selects, in the same order.
+    for argv in (["-k", "shell"], ["-s", "success"], ["-k", "grep,glob", "-s", "success"],
+                 ["-t", "frobnicate"]):
+        records = ids(run("tools", *argv, SHAPES).stdout)
+        assert len(run("text", *argv, SHAPES).stdout.splitlines()) == len(records) > 0
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_completes_kinds_and_statuses():
+    completions = ROOT / "ndagent" / "completions" / "bash"
+    script = f"""
+source {completions / "ndagent-tools"}
+COMP_WORDS=(ndagent-tools -k we); COMP_CWORD=2; _shtab_ndagent_tools; echo "${{COMPREPLY[@]}}"
+COMP_WORDS=(ndagent-tools -s f); COMP_CWORD=2; _shtab_ndagent_tools; echo "${{COMPREPLY[@]}}"
+source {completions / "ndagent-text"}
+COMP_WORDS=(ndagent-text --kind u); COMP_CWORD=2; _shtab_ndagent_text; echo "${{COMPREPLY[@]}}"
+"""
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.stdout.splitlines() == ["webFetch webSearch", "failure failed", "updateTodos"]

@@ -134,7 +134,7 @@ def test_integers_beyond_64_bits_are_kept_exact(call, write):
     (["-k", "shell"], ["s1", "s2"]),
     (["-k", "grep,glob"], ["g2", "g1"]),
     (["-k", "grep", "--kind", "glob"], ["g2", "g1"]),
-    (["-k", "function,frobnicate"], ["f1", "fn1"]),
+    (["-k", "function", "-t", "frobnicate"], ["f1", "fn1"]),
     (["-s", "failure,permissionDenied"], ["s1", "s2"]),
     (["-s", "rejected", "-s", "error"], ["d1", "m1"]),
     (["-k", "shell", "-s", "success"], []),
@@ -149,7 +149,8 @@ def test_filters(call, options, expected):
     assert (status, ids) == (0, expected)
 
 
-@pytest.mark.parametrize("option", ["-s bogus", "-s success,Failure", "-k ,", "--format csv"])
+@pytest.mark.parametrize("option", ["-s bogus", "-s success,failur", "-k ,", "-k frobnicate",
+                                    "--format csv"])
 def test_bad_filter_is_a_usage_error(option):
     done = run("tools", *option.split(), fixture("shapes.ndjson"))
     assert done.returncode == 2 and done.stdout == b""
