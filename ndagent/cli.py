@@ -2,7 +2,7 @@
 
 One place does what all the filters share: the options every command has, reading the
 FILE arguments in order as one stream, splitting it into runs, the policy for bad
-lines, one-line messages (``ndagent-VERB: FILE:LINE: message``), exit statuses, output
+lines, one-line messages (``ndagent-VERB: FILE:LINE: error: message``), exit statuses, output
 flushed after each batch of input, and quiet exits when the reader of stdout goes away.
 A command declares its options (``build_parser``) and subclasses ``Command`` with what
 it does for each event and at the end of each run.
@@ -515,9 +515,10 @@ class Command:
 
     def no_run(self, source):
         """The input held no event at all: when an agent fails before it starts, it
-        prints nothing (or only lines that are not events).  An error, status 1."""
-        self.say(f"{source}: no events: the agent printed nothing, or failed before it began")
-        self.status = max(self.status, EXIT_BAD_STREAM)
+        prints nothing (or only lines that are not events).  An error, status 1, said at
+        line 1 as validate says it."""
+        self.error(_Where(source, 1),
+                   "no events: the agent printed nothing, or failed before it began")
 
     def not_read(self, where, message):
         """An input that is not read: no agent's stream, or another agent's than
@@ -537,14 +538,15 @@ class Command:
 
     def unreadable(self, item):
         where = item.source if item.line is None else f"{item.source}:{item.line}"
-        self.say(f"{where}: cannot read: {item.reason}")
+        self.say(f"{where}: error: cannot read: {item.reason}")
         # The OS's refusal is the user's to mend (status 2); text in another encoding
         # is a bad stream (status 1).
         self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
 
     def error(self, where, text):
-        """An error at ``where`` (anything with ``source`` and ``line``): status 1."""
-        self.say(f"{where.source}:{where.line}: {text}")
+        """An error at ``where`` (anything with ``source`` and ``line``): status 1.
+        Labelled as validate labels its diagnostics, so that grep ': error:' finds it."""
+        self.say(f"{where.source}:{where.line}: error: {text}")
         self.status = max(self.status, EXIT_BAD_STREAM)
 
     def warn(self, where, text):
@@ -680,8 +682,10 @@ def _detect_head(name, detector):
 _MODEL = None
 
 
-def _dispatch(command, pairer, events):
-    """Hand the model events of one item to ``command``: whether a run began."""
+def _dispatch(command, pairer, events, where):
+    """Hand the model events of one item to ``command``: whether a run began.  A run
+    cut off is said to end at ``where``: the item that began the next run, or the last
+    line decoded when the input ended (or None: where its format says)."""
     RunEnd, RunStart, Text, ToolEnd, ToolStart = _MODEL  # noqa: N806 - classes
     began = False
     for event in events:
@@ -705,6 +709,8 @@ def _dispatch(command, pairer, events):
             began = True
             command.begin_run(event)
         elif kind is RunEnd:
+            if event.cutoff and where is not None:
+                event.source, event.line = where.source, where.line
             command.end_run(event, pairer.close())
         else:
             command.note(event)
@@ -738,7 +744,7 @@ def execute(command, inputs):
         for name in inputs or ("-",):
             source = source_name(name)
             if output is not None and _is_output(name, output):
-                command.say(f"{source}: input file is output file")
+                command.say(f"{source}: error: input file is output file")
                 command.status = max(command.status, EXIT_USAGE)
                 continue
             detector = Detector(forced)
@@ -754,11 +760,12 @@ def execute(command, inputs):
                 want = _selection(decision[0], needs, Selection)
             if reader is not None and (command.per_input or decision is None
                                        or reader.format is not decision[0]):
-                state.began = _dispatch(command, pairer, reader.finish()) or state.began
+                state.began = (_dispatch(command, pairer, reader.finish(), state.last)
+                               or state.began)
                 reader = None
             if decision is not None and reader is None:
                 reader = _reader(decision[0], source, command)
-            state.events, state.whole = 0, True
+            state.events, state.whole, state.last = 0, True, None
             refused = False
             for batch in batches((name,), want, exact=command.exact,
                                  every_line=every_line, max_line=max_line):
@@ -789,7 +796,8 @@ def execute(command, inputs):
             if state.whole:
                 read = source
             if command.per_input:
-                state.began = _dispatch(command, pairer, reader.finish()) or state.began
+                state.began = (_dispatch(command, pairer, reader.finish(), state.last)
+                               or state.began)
                 reader = None
                 if not state.began and state.whole:
                     command.no_run(source)
@@ -797,7 +805,8 @@ def execute(command, inputs):
                 command.end_input(source, state.events)
                 out.flush()
         if reader is not None:
-            state.began = _dispatch(command, pairer, reader.finish()) or state.began
+            state.began = (_dispatch(command, pairer, reader.finish(), state.last)
+                           or state.began)
         if not state.began and not command.per_input and read is not None:
             command.no_run(read)
         command.finish()
@@ -810,14 +819,16 @@ def execute(command, inputs):
 class _State:
     """What the frame knows of the input in hand: whether a run began (in this input,
     for per_input commands; else in any), how many events it held, whether it was
-    read to its end."""
+    read to its end, and its last line decoded (an Event item, or None: with a
+    prefilter, the lines passed over after it are not told apart)."""
 
-    __slots__ = ("began", "events", "whole")
+    __slots__ = ("began", "events", "whole", "last")
 
     def __init__(self):
         self.began = False
         self.events = 0
         self.whole = True
+        self.last = None
 
 
 def _handle(state, command, reader, pairer, batch):
@@ -835,17 +846,21 @@ def _handle(state, command, reader, pairer, batch):
                 continue
             if len(found) == 1 and found[0].__class__ is text_class:  # the usual case
                 text(found[0])
-            elif _dispatch(command, pairer, found):
+            elif _dispatch(command, pairer, found, item):
                 state.began = True
         elif kind is Skipped:
             found = feed_skipped(item)
-            if found and _dispatch(command, pairer, found):
+            if found and _dispatch(command, pairer, found, item):
                 state.began = True
         elif kind is BadLine:
             command.bad_line(item)
         else:
             command.unreadable(item)
             state.whole = False
+    for item in reversed(batch):
+        if item.__class__ is Event:
+            state.last = item
+            break
     command.out.flush()
 
 

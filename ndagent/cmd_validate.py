@@ -170,12 +170,16 @@ class ValidateCommand(cli.Command):
 
     def end_run(self, end, pending):
         start = end.start
-        if end.cutoff and not end.stray:
-            self.report(start, "no-result", self.cut_off(end))
+        # The calls still open first: they were started before the run's last line, at
+        # which a run cut off is reported (naming the line where it began).
         for line, shown in pending:
             self.report(_At(start.source, line), "call-unfinished",
                         f'call "{quote(shown)}" was started and never completed')
         if end.cutoff:
+            if not end.stray:
+                began = (f"line {start.line}" if start.source == end.source
+                         else f"{start.source}:{start.line}")
+                self.report(end, "no-result", f"{self.cut_off(end)} (it began at {began})")
             return
         text = end.answer
         if (self.format.LIVE_ANSWER and type(text) is str and not end.stray

@@ -32,7 +32,7 @@ def test_each_file_is_read_with_its_own_agent_s_format(call):
 def test_agent_forced_on_another_agent_s_stream_reads_nothing_of_it(call):
     status, out, err = call(json_main, "--agent", "codex", CURSOR, CODEX)
     assert status == 1
-    assert err == f"ndagent-json: {CURSOR}:1: a cursor stream, not codex (--agent codex)\n"
+    assert err == f"ndagent-json: {CURSOR}:1: error: a cursor stream, not codex (--agent codex)\n"
     assert list(orjson.loads(out)) == ["items", "finalResponse", "usage"]
 
 
@@ -41,7 +41,7 @@ def test_objects_of_no_agent_are_not_an_agent_stream(call, write):
     status, out, err = call(json_main, path)
     assert (status, out) == (1, b"")
     # The input is not read: its bad lines go unreported.
-    assert err == (f'ndagent-json: {path}:2: not an agent stream: no known event (first '
+    assert err == (f'ndagent-json: {path}:2: error: not an agent stream: no known event (first '
                    'object: type "hello")\n')
 
 

@@ -230,3 +230,49 @@ COMP_WORDS=(ndagent-text --kind u); COMP_CWORD=2; _shtab_ndagent_text; echo "${{
 """
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.splitlines() == ["webFetch webSearch", "failure failed", "updateTodos"]
+
+
+# Messages: labelled as validate labels them, with FILE:LINE
+
+
+CONVERTERS = ["json", "result", "text", "tools"]
+
+
+@pytest.mark.parametrize("verb", CONVERTERS)
+def test_converters_label_errors_and_warnings_as_validate_does(verb, write):
+    damaged = write(VENDOR_LINES[:2] + [b"oops\n"] + VENDOR_LINES[2:5])
+    done = run(verb, damaged)
+    empty = run(verb, write(b""))
+    assert done.returncode == empty.returncode == 1
+    lines = (done.stderr + empty.stderr).decode().splitlines()
+    assert len(lines) == 3
+    for line in lines:  # every one about a place in the stream: FILE:LINE: SEVERITY:
+        assert re.fullmatch(rf"ndagent-{verb}: \S+:\d+: (error|warning): .+", line), line
+    assert lines[0].startswith(f"ndagent-{verb}: {damaged}:3: warning: skipped: not JSON")
+    assert lines[1].startswith(f"ndagent-{verb}: {damaged}:1: error: run ended without")
+    assert lines[2].endswith(":1: error: no events: the agent printed nothing, or failed "
+                             "before it began")
+    grep = subprocess.run(["grep", "-c", ": error:"], input=done.stderr + empty.stderr,
+                          capture_output=True)
+    assert grep.stdout == b"2\n"
+    done = run(verb, damaged.parent / "missing.ndjson")
+    assert done.stderr.decode().startswith(f"ndagent-{verb}: {damaged.parent}/missing.ndjson: "
+                                           "error: cannot read: ")
+
+
+def test_validate_says_a_run_cut_off_at_its_last_line_and_where_it_began(write):
+    cut = write(VENDOR_LINES[:5])  # a call started at line 5, never completed
+    assert run("validate", cut).stdout.decode().splitlines()[:2] == [
+        f'{cut}:5: error: call "toolu_vrtx_01NnjaR886UcE8whekg2MGJd" was started and never '
+        "completed [call-unfinished]",
+        f"{cut}:5: error: run ended without a result event: the agent failed or was cut off "
+        "(it began at line 1) [no-result]"]
+    # Cut off by the next run: at the line that began it.
+    two = write(VENDOR_LINES[:3] + VENDOR_LINES)
+    assert run("validate", two).stdout.decode().splitlines()[0] == (
+        f"{two}:4: error: run ended without a result event: the agent failed or was cut off "
+        "(it began at line 1) [no-result]")
+    # Diagnostics in input order.
+    found = [int(line.split(":")[1]) for line in run("validate", cut, two).stdout.decode()
+             .splitlines() if ": error: " in line and line.startswith(str(cut))]
+    assert found == sorted(found)

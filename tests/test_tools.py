@@ -92,7 +92,7 @@ def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
     path = write(cut + lines_of("vendor-example.ndjson"))
     status, found, err = records(call, path)
     assert status == 1
-    assert err == f"ndagent-tools: {path}:1: run ended without a result event: " \
+    assert err == f"ndagent-tools: {path}:1: error: run ended without a result event: " \
                   "the agent failed or was cut off\n"
     # The pending call is written when its run ends, before the next run's calls.
     assert [(r["kind"], r["status"]) for r in found] == \
