@@ -336,6 +336,9 @@ class Output:
         self.parts = []
         self.size = 0
         self.terminal = os.isatty(fd)
+        # On a terminal: whether what was written last ends inside a line (an answer
+        # still arriving, or printed with -n or -z).
+        self.line_open = False
 
     def write_json(self, value):
         """``value`` as one JSON line; on a terminal, with the characters that would act
@@ -362,6 +365,8 @@ class Output:
         self.parts.clear()
         self.size = 0
         write_all(self.fd, data)
+        if self.terminal:
+            self.line_open = not data.endswith(b"\n")
 
 
 def write_all(fd, data):
@@ -558,11 +563,26 @@ class Command:
 
     def say(self, text):
         """One line on standard error, control characters spelt out; what is waiting
-        for standard output goes first, so that a terminal shows both in order."""
+        for standard output goes first, so that a terminal shows both in order, and on
+        a line of its own."""
         from ndagent.terminal import escape_controls
 
-        self.out.flush()
-        write_message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"))
+        out = self.out
+        out.flush()
+        message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
+        if out.line_open and _same_terminal(out.fd, 2):
+            # Not on the line of the answer being printed: on a line of its own.
+            message = b"\n" + message
+            out.line_open = False
+        write_message(message)
+
+
+def _same_terminal(fd, other):
+    """Whether ``fd`` and ``other`` are the same terminal."""
+    try:
+        return os.isatty(other) and os.fstat(fd).st_rdev == os.fstat(other).st_rdev
+    except OSError:
+        return False
 
 
 def run_command(build, command_class, argv=None):

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import fixture, on_a_terminal, run
+from conftest import command, fixture, on_a_terminal, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -276,3 +276,70 @@ def test_validate_says_a_run_cut_off_at_its_last_line_and_where_it_began(write):
     found = [int(line.split(":")[1]) for line in run("validate", cut, two).stdout.decode()
              .splitlines() if ": error: " in line and line.startswith(str(cut))]
     assert found == sorted(found)
+
+
+# result -z, and messages beside an answer on a terminal
+
+
+def test_result_z_ends_each_answer_with_a_nul(write):
+    import orjson
+
+    other = [orjson.loads(line) for line in VENDOR_LINES]
+    other[2]["message"]["content"][0]["text"] = "two\nlines"
+    other[3]["message"]["content"][0]["text"] = ""
+    other[6]["message"]["content"][0]["text"] = "\n"
+    other[-1]["result"] = "two\nlines\n"
+    other = b"".join(orjson.dumps(event) + b"\n" for event in other)
+    empty = [orjson.loads(line) for line in (VENDOR_LINES[0], VENDOR_LINES[-1])]
+    empty[1]["result"] = ""
+    empty = b"".join(orjson.dumps(event) + b"\n" for event in empty)
+    done = run("result", "-z", write(VENDOR.read_bytes() + other + empty))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (b"I'll read the README.md file and create a summary\0"
+                           b"two\nlines\n\0\0")
+    items = subprocess.run(["xargs", "-0", "-n", "1", "printf", "[%s]"], input=done.stdout,
+                           capture_output=True).stdout
+    assert items == b"[I'll read the README.md file and create a summary][two\nlines\n][]"
+    # Codex and Gemini answers, printed at the run's end, too.
+    assert run("result", "--from-result", "-z", VENDOR).stdout == \
+        b"I'll read the README.md file and create a summary\0"
+
+
+def on_one_terminal(verb, *args, data):
+    """What ``ndagent-VERB ARGS`` writes when standard output and error are one
+    terminal (a pty), reading ``data`` from a pipe."""
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([command(verb), *map(str, args)], stdin=subprocess.PIPE,
+                               stdout=follower, stderr=follower)
+    os.close(follower)
+    process.stdin.write(data)
+    process.stdin.close()
+    seen = b""
+    try:
+        while True:
+            chunk = os.read(leader, 65536)
+            if not chunk:
+                break
+            seen += chunk
+    except OSError:  # EIO: the command has exited, and the terminal with it
+        pass
+    finally:
+        os.close(leader)
+    process.wait(timeout=20)
+    return seen.replace(b"\r\n", b"\n")
+
+
+def test_a_message_never_lands_on_the_line_of_an_answer_on_the_same_terminal():
+    partial = fixture("partial-output.ndjson").read_bytes().splitlines(keepends=True)
+    damaged = b"".join(partial[:4] + [b"oops\n"] + partial[4:])
+    for data, argv in ((damaged, []), (b"".join(partial[:6]), ["-n"]),
+                       (b"".join(VENDOR_LINES[:4]), ["-z"])):
+        seen = on_one_terminal("result", *argv, data=data)
+        assert b"ndagent-result: " in seen, seen
+        for line in seen.split(b"\n"):
+            assert b"ndagent-result: " not in line or line.startswith(b"ndagent-result: "), \
+                (argv, seen)
+    # Through a pipe, the output is the answer alone, as ever.
+    assert run("result", input=damaged).stdout == run("result", input=b"".join(partial)).stdout
