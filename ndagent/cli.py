@@ -210,7 +210,8 @@ def command_parser(verb, summary, description, examples, converter=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _keep_parts(parser, summary, description, examples, exit_statuses)
-    files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
+    files = parser.add_argument("files", nargs="*", metavar="FILE",
+                                help=f"{files_help}; gzip, bzip2 or xz: read decompressed")
     files.complete = _COMPLETE_FILES
     from ndagent.formats import NAMES
 
@@ -664,11 +665,13 @@ class _Where:
 
 def _detect_head(name, detector):
     """The decision on a regular file's agent from its first DETECT_HEAD bytes, or None
-    (not a regular file, unreadable, or undecided within them: it is decided as it is
-    read)."""
+    (not a regular file, compressed, unreadable, or undecided within them: it is
+    decided as it is read)."""
     import stat
 
     import orjson
+
+    from ndagent.decoder import compression
 
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
         return None
@@ -679,6 +682,8 @@ def _detect_head(name, detector):
             head = handle.read(DETECT_HEAD)
             whole = len(head) < DETECT_HEAD
     except OSError:
+        return None
+    if compression(head) is not None:
         return None
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]

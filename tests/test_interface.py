@@ -343,3 +343,107 @@ def test_a_message_never_lands_on_the_line_of_an_answer_on_the_same_terminal():
                 (argv, seen)
     # Through a pipe, the output is the answer alone, as ever.
     assert run("result", input=damaged).stdout == run("result", input=b"".join(partial)).stdout
+
+
+# Compressed input
+
+
+COMPRESSORS = {"gzip": "gz", "bz2": "bz2", "lzma": "xz"}
+
+
+def compressed(write, data, module):
+    from importlib import import_module
+
+    return write(import_module(module).compress(data), f"run.ndjson.{COMPRESSORS[module]}")
+
+
+@pytest.mark.parametrize("module", COMPRESSORS)
+def test_compressed_files_and_standard_input_are_read_transparently(module, write):
+    gemini = (ROOT / "tests" / "golden" / "gemini" / "shell" / "input.ndjson").read_bytes()
+    for data in (VENDOR.read_bytes(), gemini):
+        path = compressed(write, data, module)
+        for verb, *argv in (("json",), ("text", "-v"), ("tools",), ("validate",)):
+            plain = run(verb, *argv, write(data, "plain.ndjson"))
+            assert plain.returncode == 0 and plain.stdout
+            for done in (run(verb, *argv, path), run(verb, *argv, input=path.read_bytes())):
+                assert done.returncode == 0, done.stderr
+                assert done.stdout.replace(str(path).encode(), b"plain").replace(
+                    b"<stdin>", b"plain") == plain.stdout.replace(
+                    str(path.parent / "plain.ndjson").encode(), b"plain")
+
+
+@pytest.mark.parametrize("module", COMPRESSORS)
+def test_a_damaged_compressed_input_is_a_read_error_after_what_it_held(module, write):
+    data = compressed(write, VENDOR.read_bytes() * 50, module).read_bytes()
+    cut = write(data[:len(data) // 2], "cut.ndjson.x")
+    done = run("text", cut)
+    assert done.returncode == 2
+    if module == "gzip":  # the others decompress in blocks larger than this input
+        assert done.stdout.startswith(b"Read file\nCreated new file\n")
+    label = {"gzip": "gzip", "bz2": "bzip2", "lzma": "xz"}[module]
+    assert re.match(rf"ndagent-text: {re.escape(str(cut))}:\d+: error: cannot read: "
+                    rf"{label}: .+\n", done.stderr.decode()), done.stderr
+
+
+def test_a_large_compressed_file_never_takes_the_two_process_path(write, monkeypatch):
+    """The second half of a large regular file is read raw by a child (_SecondHalf),
+    when the decoder has a selection: a compressed file must be read by this process,
+    decompressed."""
+    from ndagent import decoder
+    from ndagent.formats import cursor
+
+    started = []
+    start = decoder._SecondHalf.start
+
+    def spy(fd, *args):
+        started.append(fd)
+        return start(fd, *args)
+
+    def items(path):
+        selection = decoder.Selection(cursor.markers(frozenset({"tools"})))
+        return [(type(item).__name__, item.line, getattr(item, "data", None))
+                for batch in decoder.batches([path], selection) for item in batch]
+
+    monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)  # every regular file is large
+    monkeypatch.setattr(decoder._SecondHalf, "start", staticmethod(spy))
+    data = VENDOR.read_bytes() * 3
+    plain = items(write(data))
+    assert started  # the plain file takes it
+    started.clear()
+    for module in COMPRESSORS:
+        assert items(compressed(write, data, module)) == plain
+    assert not started
+
+
+def test_gzip_is_imported_only_for_compressed_input(write):
+    """(bz2, lzma and zlib are imported at start-up all the same, by argparse's help
+    formatter, through shutil.)"""
+    import sys
+
+    code = ("import sys\nfrom ndagent.cmd_json import main\nmain(sys.argv[1:])\n"
+            "print('gzip' in sys.modules)\n")
+    plain = subprocess.run([sys.executable, "-c", code, VENDOR], capture_output=True)
+    assert plain.stdout.endswith(b"\nFalse\n")
+    path = compressed(write, VENDOR.read_bytes(), "gzip")
+    done = subprocess.run([sys.executable, "-c", code, path], capture_output=True)
+    assert done.stdout.endswith(b"\nTrue\n")
+
+
+def test_a_live_uncompressed_pipe_that_begins_as_a_magic_does_is_not_held_back():
+    """A noise line that begins as bzip2's magic does ('B') is passed once its next
+    byte tells it is none; the lines after it come out as they arrive."""
+    import time
+
+    process = subprocess.Popen([command("text")], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"Banner\n" + b"".join(VENDOR_LINES[:6]))
+        process.stdin.flush()
+        os.set_blocking(process.stdout.fileno(), False)
+        seen, deadline = b"", time.monotonic() + 20
+        while b"Read file\n" not in seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+            seen += process.stdout.read() or b""
+        assert seen == b"Read file\n" and process.poll() is None
+    finally:
+        process.kill()
