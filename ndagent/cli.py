@@ -456,6 +456,13 @@ class Command:
     def add_options(cls, parser):
         """The verb's own options."""
 
+    @classmethod
+    def check_options(cls, parser, args):
+        """The usage errors of options that go together (``parser.error``); in every
+        verb: --header is for --format tsv (no other format has a header row)."""
+        if getattr(args, "header", False) and getattr(args, "format", None) != "tsv":
+            parser.error("--header is for --format tsv, the only format with a header row")
+
     def __init__(self, args, prog, out):
         self.args = args
         self.prog = prog
@@ -608,7 +615,7 @@ def run_command(build, command_class, argv=None):
             _load_decoder()
             parser = build()
             args = parser.parse_args(argv)
-            check_options(parser, args)
+            command_class.check_options(parser, args)
             out = Output()
             command = command_class(args, parser.prog, out)
             return execute(command, args.files)
@@ -626,13 +633,6 @@ def run_command(build, command_class, argv=None):
     finally:
         gc.set_threshold(*threshold)
         signal.signal(signal.SIGPIPE, on_sigpipe)
-
-
-def check_options(parser, args):
-    """The usage errors of options that go together, the same in every verb: --header
-    is for --format tsv (no other format has a header row)."""
-    if getattr(args, "header", False) and getattr(args, "format", None) != "tsv":
-        parser.error("--header is for --format tsv, the only format with a header row")
 
 
 def _load_decoder():

@@ -447,3 +447,50 @@ def test_a_live_uncompressed_pipe_that_begins_as_a_magic_does_is_not_held_back()
         assert seen == b"Read file\n" and process.poll() is None
     finally:
         process.kill()
+
+
+# text --progress
+
+
+def test_progress_prints_a_line_when_a_call_starts_and_lists_the_calls_left_open(write):
+    from ndagent.cmd_text import STARTS
+    from ndagent.model import KINDS
+
+    assert set(STARTS) == set(KINDS)
+    assert run("text", "--progress", VENDOR).stdout == (
+        b"Reading file\nRead file\nCreating new file\nCreated new file\n")
+    assert run("text", "-v", "--progress", VENDOR).stdout.splitlines()[:2] == [
+        b"Reading file: README.md", b"Read file: README.md"]
+    cut = write(VENDOR_LINES[:5])
+    done = run("text", "-v", "--progress", cut)
+    assert done.returncode == 1
+    assert done.stdout == b"Reading file: README.md\nReading file: README.md (pending)\n"
+    assert run("text", "--progress", cut).stdout == b"Reading file\nReading file (pending)\n"
+    # -k and -t select the calls, -s the lines of their ends (pending: the calls left open).
+    assert run("text", "--progress", "-k", "write", VENDOR).stdout == \
+        b"Creating new file\nCreated new file\n"
+    assert run("text", "--progress", "-s", "failed", cut).stdout == b"Reading file\n"
+    assert run("text", "--progress", "-s", "pending", cut).stdout == \
+        b"Reading file\nReading file (pending)\n"
+    assert b"(pending)" not in run("text", "-v", cut).stdout  # the documented format
+    assert b"\x1b[33m (pending)\x1b[0m" in run("text", "--color", "--progress", cut).stdout
+    done = run("text", "--progress", "--final", VENDOR)
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1
+
+
+def test_progress_shows_a_call_as_soon_as_it_starts():
+    import time
+
+    process = subprocess.Popen([command("text"), "-v", "--progress"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"".join(VENDOR_LINES[:5]))  # up to the read call's start
+        process.stdin.flush()
+        os.set_blocking(process.stdout.fileno(), False)
+        seen, deadline = b"", time.monotonic() + 20
+        while not seen.endswith(b"\n") and time.monotonic() < deadline:
+            time.sleep(0.05)
+            seen += process.stdout.read() or b""
+        assert seen == b"Reading file: README.md\n" and process.poll() is None
+    finally:
+        process.kill()
