@@ -266,7 +266,8 @@ Agent CLI's --output-format stream-json, 'codex exec --json' and the Gemini CLI'
 --output-format stream-json. Each input's agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
-tells more."""
+tells more. 'ndagent completion bash|zsh|fish' prints the completion script of both
+forms, for a shell's start-up file."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent result
@@ -301,9 +302,47 @@ def build_parser():
     return parser
 
 
+# 'ndagent completion SHELL': the shells and the file of a program's script in each
+# (ndagent/completions/SHELL/, made by 'make completions').
+COMPLETION_FILES = {"bash": "{}", "zsh": "_{}", "fish": "{}.fish"}
+
+
+def print_completion(argv):
+    """``ndagent completion SHELL``: the completion script of ``ndagent`` and of every
+    ``ndagent-VERB`` for SHELL, as gh and rustup print theirs: pipx installs no
+    completion files."""
+    argparse, parser_class = _argparse()
+    parser = parser_class(
+        prog="ndagent completion",
+        description="Print the completion script of ndagent and ndagent-VERB for SHELL.",
+        epilog="examples:\n"
+               "  eval \"$(ndagent completion bash)\"     # in ~/.bashrc\n"
+               "  eval \"$(ndagent completion zsh)\"      # in ~/.zshrc, after compinit\n"
+               "  ndagent completion fish | source       # in ~/.config/fish/config.fish",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shell", choices=tuple(COMPLETION_FILES), metavar="SHELL",
+                        help="bash, zsh or fish")
+    shell = parser.parse_args(argv).shell
+    folder = os.path.join(os.path.dirname(__file__), "completions", shell)
+    scripts = []
+    for program in ("ndagent", *(f"ndagent-{verb}" for verb in VERBS)):
+        path = os.path.join(folder, COMPLETION_FILES[shell].format(program))
+        try:
+            with open(path, encoding="utf-8") as script:
+                scripts.append(script.read())
+        except OSError as error:
+            write_message(f"ndagent completion: {path}: error: cannot read: "
+                          f"{error.strerror or error}\n".encode())
+            return EXIT_USAGE
+    parser._print_message("\n".join(scripts), sys.stdout)
+    return EXIT_OK
+
+
 def main(argv=None):
-    """``ndagent VERB ...``: run ``ndagent-VERB``."""
+    """``ndagent VERB ...``: run ``ndagent-VERB``; ``ndagent completion SHELL``."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "completion":
+        return print_completion(argv[1:])
     if not argv or argv[0] not in VERBS:
         # Help, version and usage errors end here; what passes is a VERB all the same
         # ('ndagent -- json FILE').

@@ -8,9 +8,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import command, fixture, on_a_terminal, run
+from conftest import InProcess, command, fixture, on_a_terminal
+from conftest import run as run_installed
 
 ROOT = Path(__file__).resolve().parent.parent
+_IN_PROCESS = InProcess()
+
+
+def run(verb, *args, input=b""):
+    """``ndagent-VERB ARGS`` on ``input``, in this process (the installed ``ndagent`` for
+    VERB None): what it did, as a CompletedProcess."""
+    if verb is None:
+        return run_installed(None, *args, input=input)
+    status, out, err = _IN_PROCESS(verb, input, *args)
+    return subprocess.CompletedProcess([verb, *args], status, out, err)
 
 SHAPES = fixture("shapes.ndjson")
 VENDOR = fixture("vendor-example.ndjson")
@@ -370,6 +381,9 @@ def test_compressed_files_and_standard_input_are_read_transparently(module, writ
                 assert done.stdout.replace(str(path).encode(), b"plain").replace(
                     b"<stdin>", b"plain") == plain.stdout.replace(
                     str(path.parent / "plain.ndjson").encode(), b"plain")
+    # Through a real pipe.
+    done = run_installed("text", input=path.read_bytes())
+    assert (done.returncode, done.stdout) == (0, b"Ran terminal command\n")
 
 
 @pytest.mark.parametrize("module", COMPRESSORS)
@@ -494,3 +508,73 @@ def test_progress_shows_a_call_as_soon_as_it_starts():
         assert seen == b"Reading file: README.md\n" and process.poll() is None
     finally:
         process.kill()
+
+
+# Completion
+
+
+def test_completion_prints_the_script_of_each_shell():
+    from ndagent import cli
+
+    for shell in cli.COMPLETION_FILES:
+        done = run(None, "completion", shell)
+        assert done.returncode == 0 and done.stderr == b""
+        script = done.stdout.decode()
+        for program in ("ndagent", *(f"ndagent-{verb}" for verb in cli.VERBS)):
+            assert program in script, (shell, program)
+    done = run(None, "completion", "tcsh")
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1
+    assert run(None, "completion").returncode == 2
+    assert b"ndagent completion bash|zsh|fish" in run(None, "--help").stdout
+
+
+def bash_completes(*words):
+    """What bash completes for the command line ``words`` (the last one being
+    completed), with the script 'ndagent completion bash' prints."""
+    script = f"""
+eval "$({command(None)} completion bash)"
+words=({' '.join(f"'{word}'" for word in words)})
+function=$(complete -p "${{words[0]}}" | sed 's/.* -F \\([^ ]*\\) .*/\\1/')
+COMP_WORDS=("${{words[@]}}"); COMP_CWORD=$((${{#words[@]}} - 1)); COMPREPLY=()
+"$function" "${{words[0]}}" "${{words[-1]}}" "${{words[-2]}}"
+printf '%s\\n' "${{COMPREPLY[@]}}"
+"""
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.stderr == ""
+    return done.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_bash_completes_ndagent_verb_as_ndagent_dash_verb():
+    assert bash_completes("ndagent", "text", "--c") == ["--color"]
+    assert bash_completes("ndagent-text", "--c") == ["--color"]
+    assert bash_completes("ndagent", "tools", "-k", "we") == ["webFetch", "webSearch"]
+    assert bash_completes("ndagent-tools", "--kind", "we") == ["webFetch", "webSearch"]
+    assert bash_completes("ndagent", "validate", "--format", "") == ["text", "ndjson"]
+    assert bash_completes("ndagent", "text", "--color", "") == ["auto", "always", "never"]
+    assert bash_completes("ndagent", "result", "-s", "f") == []  # result has no -s
+    assert bash_completes("ndagent", "comp") == ["completion"]
+    assert bash_completes("ndagent", "completion", "") == ["bash", "zsh", "fish"]
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="no fish")
+def test_fish_completes_ndagent_verb_as_ndagent_dash_verb():
+    def completes(line):
+        script = f"{command(None)} completion fish | source; complete -C {line!r}"
+        done = subprocess.run(["fish", "-c", script], capture_output=True, text=True,
+                              timeout=30)
+        assert done.stderr == ""
+        return [found.split("\t")[0] for found in done.stdout.splitlines()]
+
+    assert completes("ndagent text --c") == completes("ndagent-text --c") == ["--color"]
+    assert completes("ndagent tools -k we") == ["webFetch", "webSearch"]
+    assert completes("ndagent-tools -s fail") == ["failed", "failure"]
+    assert "validate" in completes("ndagent ")
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="no zsh")
+def test_zsh_registers_the_completion_of_every_program():
+    script = (f'autoload -U compinit; compinit -u; eval "$({command(None)} completion zsh)"; '
+              'print -l ${_comps[ndagent]} ${_comps[ndagent-text]}')
+    done = subprocess.run(["zsh", "-fc", script], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["_shtab_ndagent", "_shtab_ndagent_text"], done.stderr
