@@ -578,3 +578,14 @@ def test_zsh_registers_the_completion_of_every_program():
               'print -l ${_comps[ndagent]} ${_comps[ndagent-text]}')
     done = subprocess.run(["zsh", "-fc", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.split() == ["_shtab_ndagent", "_shtab_ndagent_text"], done.stderr
+
+
+def test_man_ndagent_lists_the_kinds_and_the_outcomes():
+    from ndagent.model import KINDS, OUTCOMES
+
+    page = (ROOT / "man" / "ndagent.1").read_text(encoding="utf-8")
+    kinds = page.split(".SH TOOL KINDS", 1)[1].split(".SH ", 1)[0]
+    outcomes = page.split(".SH OUTCOMES", 1)[1].split(".SH ", 1)[0]
+    assert [line[3:] for line in kinds.splitlines() if line.startswith(".B ")] == list(KINDS)
+    assert [line[3:] for line in outcomes.splitlines() if line.startswith(".B ")] == \
+        list(OUTCOMES)
