@@ -61,7 +61,7 @@ MAN_DATE_EPOCH := 1795305600
 man: $(STAMP)  ## the manual pages in man/, from the commands' own parsers (argparse-manpage)
 	SOURCE_DATE_EPOCH=$(MAN_DATE_EPOCH) $(BIN)/python man/generate.py man
 
-completions: $(STAMP)  ## bash and zsh completions in ndagent/completions/, from the parsers (shtab)
+completions: $(STAMP)  ## bash, zsh and fish completions in ndagent/completions/, from the parsers
 	$(BIN)/python man/completions.py
 
 install:  ## for a user: pipx when there is one, else pip --user

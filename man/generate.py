@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 from argparse_manpage.manpage import Manpage  # noqa: E402
 
-from ndagent import __version__, cli  # noqa: E402
+from ndagent import __version__, callfilter, cli, model  # noqa: E402
 
 MANUAL = "ndagent manual"
 WIDTH = "80"  # argparse wraps usage lines to the terminal's width: fix it
@@ -110,6 +110,26 @@ def commands():
         for verb, summary in cli.COMMANDS)
 
 
+def tool_kinds():
+    """The common vocabulary of kinds (-k), with the line 'ndagent text' prints for each."""
+    intro = ("Every agent's tools are told by the same kinds (what -k of ndagent tools and "
+             "ndagent text takes, in any case), each with the line ndagent text prints; a "
+             "tool of none keeps its own name as its kind, prints 'Used tool', and is "
+             "selected by -t NAME.")
+    return paragraphs(intro) + "\n" + tagged(
+        (kind, model.ACTIONS.get(kind, "Used tool")) for kind in model.KINDS)
+
+
+def outcomes():
+    """How a tool call ended (-s), with the suffix 'ndagent text' prints for each."""
+    intro = ("How a tool call ended (what -s takes, in any case, as well as the word in "
+             "the suffix ndagent text prints).")
+    return paragraphs(intro) + "\n" + tagged(
+        (outcome, meaning + (f"; ndagent text prints{model.OUTCOME_SUFFIXES[outcome]}"
+                             if outcome in model.OUTCOME_SUFFIXES else ""))
+        for outcome, meaning in callfilter.OUTCOME_MEANINGS.items())
+
+
 def manpage(parser, verb, module, date):
     """The page of one parser, as text."""
     parts = parser.help_parts
@@ -127,6 +147,8 @@ def manpage(parser, verb, module, date):
     page.add_section("description", "=", paragraphs(parts["description"]))
     if verb is None:
         page.add_section("commands", "=", commands())
+        page.add_section("tool kinds", "=", tool_kinds())
+        page.add_section("outcomes", "=", outcomes())
     checks = getattr(module, "CHECKS", None)
     if checks:
         page.add_section("checks", "=", tagged(checks.items()))

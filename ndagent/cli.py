@@ -2,7 +2,7 @@
 
 One place does what all the filters share: the options every command has, reading the
 FILE arguments in order as one stream, splitting it into runs, the policy for bad
-lines, one-line messages (``ndagent-VERB: FILE:LINE: message``), exit statuses, output
+lines, one-line messages (``ndagent-VERB: FILE:LINE: error: message``), exit statuses, output
 flushed after each batch of input, and quiet exits when the reader of stdout goes away.
 A command declares its options (``build_parser``) and subclasses ``Command`` with what
 it does for each event and at the end of each run.
@@ -37,7 +37,7 @@ def __getattr__(name):
 EXIT_STATUSES = (
     ("0", "success"),
     ("1", "the stream is bad or incomplete: no event at all, a run without a result\n"
-          "event, a failed run, a bad line under --strict"),
+          "event, a failed run, a warning under --strict"),
     ("2", "usage error, a FILE that cannot be read or that is the output file,\n"
           "output that cannot be written, or no memory for a line (--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
@@ -82,6 +82,10 @@ def _argparse():
             self.exit(EXIT_USAGE, f"{self.prog}: {escape_controls(message)} "
                                   f"(see '{self.prog} --help')\n")
 
+        def parse_known_args(self, args=None, namespace=None):
+            args = sys.argv[1:] if args is None else list(args)
+            return super().parse_known_args(_attach_optional_values(self, args), namespace)
+
         def _print_message(self, message, file=None):
             """Help, version and usage, written as every other output: argparse ignores
             write errors ('--help > /dev/full' said nothing, status 0)."""
@@ -101,6 +105,74 @@ def _argparse():
                 sys.exit(EXIT_USAGE)
 
     return argparse, Parser
+
+
+def _attach_optional_values(parser, args):
+    """GNU's rule for an option whose value is optional (``nargs="?"``, as --color): it
+    takes a value only when attached (``--color=never``), so that a bare ``--color``
+    means its ``const`` and the word after it stays an argument (a FILE): argparse
+    alone took the FILE for the option's value."""
+    optional = {name: action for action in parser._actions
+                if action.nargs == "?" and action.option_strings
+                for name in action.option_strings}
+    if not optional:
+        return args
+    names = [name for name in parser._option_string_actions if name.startswith("--")]
+    given = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return given + args[index:]
+        name = arg
+        if arg.startswith("--") and arg not in optional and "=" not in arg:
+            found = [option for option in names if option.startswith(arg)]
+            if len(found) == 1:  # an abbreviation, as argparse allows
+                name = found[0]
+        action = optional.get(name)
+        given.append(arg if action is None else f"{name}={action.const}")
+    return given
+
+
+# --color, in every command that colours its output: a bare --color is always, as in
+# GNU grep and ls; auto colours on a terminal, unless NO_COLOR is set or TERM is dumb.
+COLOR_CHOICES = ("auto", "always", "never")
+COLOR_ENVIRONMENT = {
+    "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
+    "TERM": "when dumb, --color=auto does not colour",
+}
+
+
+def add_color_option(parser, what):
+    """``--color[=WHEN]``; ``what``: what it colours, for --help."""
+    parser.add_argument(
+        "--color", nargs="?", choices=COLOR_CHOICES, const="always", default="auto",
+        metavar="WHEN",
+        help=f"colour {what}: always (a bare --color), never, or auto (the default): when "
+             "standard output is a terminal, NO_COLOR is not set and TERM is not dumb")
+
+
+# --format: the same value name for the same output in every verb (ndjson: one JSON
+# object a line); an old name is still accepted, so that scripts keep working.
+FORMAT_ALIASES = {"json": "ndjson"}
+
+
+def add_format_option(parser, formats, default, default_help=None):
+    """``--format NAME``; ``formats``: {name: what it prints}, for --help.  ``default``
+    None: the command chooses, as ``default_help`` says."""
+    aliases = [f"{old} for {new}" for old, new in FORMAT_ALIASES.items() if new in formats]
+    parser.add_argument(
+        "--format", choices=tuple(formats), default=default,
+        type=lambda name: FORMAT_ALIASES.get(name, name),
+        help="; ".join(f"{name}: {meaning}" for name, meaning in formats.items())
+             + f" (default: {default_help or default})"
+             + (f"; the old name {', '.join(aliases)} is accepted" if aliases else ""))
+
+
+def use_color(choice, fd):
+    """Whether to colour output on ``fd``, by ``--color``."""
+    if choice != "auto":
+        return choice == "always"
+    return (os.isatty(fd) and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM") != "dumb")
 
 
 # How shells complete a FILE argument, for the completions generated by shtab (at
@@ -126,6 +198,11 @@ warning (an error in validate), wherever a line is decoded: every line in valida
 under --strict, else the lines that may hold an event the command needs."""
 
 
+# -q and --strict mean the same in every verb; each verb's --help says what else.
+QUIET_HELP = "print no warnings, only errors"
+STRICT_HELP = "make every warning an error (status 1)"
+
+
 def command_parser(verb, summary, description, examples, converter=True,
                    exit_statuses=EXIT_STATUSES,
                    files_help="input streams, read in order as one; '-' or none: standard "
@@ -141,7 +218,8 @@ def command_parser(verb, summary, description, examples, converter=True,
     )
     _keep_parts(parser, summary, description, examples, exit_statuses)
     if files_help is not None:  # None: a command that reads no FILE (run)
-        files = parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
+        files = parser.add_argument("files", nargs="*", metavar="FILE",
+                                    help=f"{files_help}; gzip, bzip2 or xz: read decompressed")
         files.complete = _COMPLETE_FILES
     from ndagent.formats import NAMES
 
@@ -156,12 +234,12 @@ def command_parser(verb, summary, description, examples, converter=True,
     if converter:
         parser.add_argument(
             "--strict", action="store_true",
-            help="stop with status 1 at the first line that is not a JSON object, or "
-                 "another agent's event, reading every line in full (by default such "
-                 "lines are skipped with a warning)")
+            help=f"{STRICT_HELP}; stop at the first line that is not a JSON object, or "
+                 "another agent's event (by default skipped with a warning), and decode "
+                 "every line in full")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
-            help="do not print warnings (errors are still printed)")
+            help=f"{QUIET_HELP}: no message marked 'warning:' on standard error")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
@@ -198,7 +276,8 @@ stream-json --verbose', 'codex exec --json' and the Gemini CLI's --output-format
 stream-json. Each input's agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
-tells more."""
+tells more. 'ndagent completion bash|zsh|fish' prints the completion script of both
+forms, for a shell's start-up file."""
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent result
@@ -233,9 +312,47 @@ def build_parser():
     return parser
 
 
+# 'ndagent completion SHELL': the shells and the file of a program's script in each
+# (ndagent/completions/SHELL/, made by 'make completions').
+COMPLETION_FILES = {"bash": "{}", "zsh": "_{}", "fish": "{}.fish"}
+
+
+def print_completion(argv):
+    """``ndagent completion SHELL``: the completion script of ``ndagent`` and of every
+    ``ndagent-VERB`` for SHELL, as gh and rustup print theirs: pipx installs no
+    completion files."""
+    argparse, parser_class = _argparse()
+    parser = parser_class(
+        prog="ndagent completion",
+        description="Print the completion script of ndagent and ndagent-VERB for SHELL.",
+        epilog="examples:\n"
+               "  eval \"$(ndagent completion bash)\"     # in ~/.bashrc\n"
+               "  eval \"$(ndagent completion zsh)\"      # in ~/.zshrc, after compinit\n"
+               "  ndagent completion fish | source       # in ~/.config/fish/config.fish",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shell", choices=tuple(COMPLETION_FILES), metavar="SHELL",
+                        help="bash, zsh or fish")
+    shell = parser.parse_args(argv).shell
+    folder = os.path.join(os.path.dirname(__file__), "completions", shell)
+    scripts = []
+    for program in ("ndagent", *(f"ndagent-{verb}" for verb in VERBS)):
+        path = os.path.join(folder, COMPLETION_FILES[shell].format(program))
+        try:
+            with open(path, encoding="utf-8") as script:
+                scripts.append(script.read())
+        except OSError as error:
+            write_message(f"ndagent completion: {path}: error: cannot read: "
+                          f"{error.strerror or error}\n".encode())
+            return EXIT_USAGE
+    parser._print_message("\n".join(scripts), sys.stdout)
+    return EXIT_OK
+
+
 def main(argv=None):
-    """``ndagent VERB ...``: run ``ndagent-VERB``."""
+    """``ndagent VERB ...``: run ``ndagent-VERB``; ``ndagent completion SHELL``."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "completion":
+        return print_completion(argv[1:])
     if not argv or argv[0] not in VERBS:
         # Help, version and usage errors end here; what passes is a VERB all the same
         # ('ndagent -- json FILE').
@@ -269,6 +386,9 @@ class Output:
         self.parts = []
         self.size = 0
         self.terminal = os.isatty(fd)
+        # On a terminal: whether what was written last ends inside a line (an answer
+        # still arriving, or printed with -n or -z).
+        self.line_open = False
 
     def write_json(self, value):
         """``value`` as one JSON line; on a terminal, with the characters that would act
@@ -295,6 +415,8 @@ class Output:
         self.parts.clear()
         self.size = 0
         write_all(self.fd, data)
+        if self.terminal:
+            self.line_open = not data.endswith(b"\n")
 
 
 def write_all(fd, data):
@@ -388,12 +510,20 @@ class Command:
         """The command's arguments, from its parser."""
         return parser.parse_args(argv)
 
+    @classmethod
+    def check_options(cls, parser, args):
+        """The usage errors of options that go together (``parser.error``); in every
+        verb: --header is for --format tsv (no other format has a header row)."""
+        if getattr(args, "header", False) and getattr(args, "format", None) != "tsv":
+            parser.error("--header is for --format tsv, the only format with a header row")
+
     def __init__(self, args, prog, out):
         self.args = args
         self.prog = prog
         self.out = out
         self.status = EXIT_OK
         self.quiet = getattr(args, "quiet", False)
+        self.strict = getattr(args, "strict", False)
         self.format = None  # the format module of the input being read
         self.pairer = None  # the frame's CallPairer, while it runs
 
@@ -458,9 +588,10 @@ class Command:
 
     def no_run(self, source):
         """The input held no event at all: when an agent fails before it starts, it
-        prints nothing (or only lines that are not events).  An error, status 1."""
-        self.say(f"{source}: no events: the agent printed nothing, or failed before it began")
-        self.status = max(self.status, EXIT_BAD_STREAM)
+        prints nothing (or only lines that are not events).  An error, status 1, said at
+        line 1 as validate says it."""
+        self.error(_Where(source, 1),
+                   "no events: the agent printed nothing, or failed before it began")
 
     def not_read(self, where, message):
         """An input that is not read: no agent's stream, or another agent's than
@@ -478,34 +609,53 @@ class Command:
     def bad_line(self, bad):
         """A line that is not a JSON object: skipped with a warning, or the end of the
         stream under ``--strict``."""
-        if getattr(self.args, "strict", False):
+        if self.strict:
             self.error(bad, bad.message)
             raise _Stop(EXIT_BAD_STREAM)
         self.warn(bad, "skipped: " + bad.message)
 
     def unreadable(self, item):
         where = item.source if item.line is None else f"{item.source}:{item.line}"
-        self.say(f"{where}: cannot read: {item.reason}")
+        self.say(f"{where}: error: cannot read: {item.reason}")
         # The OS's refusal is the user's to mend (status 2); text in another encoding
         # is a bad stream (status 1).
         self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
 
     def error(self, where, text):
-        """An error at ``where`` (anything with ``source`` and ``line``): status 1."""
-        self.say(f"{where.source}:{where.line}: {text}")
+        """An error at ``where`` (anything with ``source`` and ``line``): status 1.
+        Labelled as validate labels its diagnostics, so that grep ': error:' finds it."""
+        self.say(f"{where.source}:{where.line}: error: {text}")
         self.status = max(self.status, EXIT_BAD_STREAM)
 
     def warn(self, where, text):
-        if not self.quiet:
+        """A warning at ``where``: an error under --strict, nothing under -q."""
+        if self.strict:
+            self.error(where, text)
+        elif not self.quiet:
             self.say(f"{where.source}:{where.line}: warning: {text}")
 
     def say(self, text):
         """One line on standard error, control characters spelt out; what is waiting
-        for standard output goes first, so that a terminal shows both in order."""
+        for standard output goes first, so that a terminal shows both in order, and on
+        a line of its own."""
         from ndagent.terminal import escape_controls
 
-        self.out.flush()
-        write_message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"))
+        out = self.out
+        out.flush()
+        message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
+        if out.line_open and _same_terminal(out.fd, 2):
+            # Not on the line of the answer being printed: on a line of its own.
+            message = b"\n" + message
+            out.line_open = False
+        write_message(message)
+
+
+def _same_terminal(fd, other):
+    """Whether ``fd`` and ``other`` are the same terminal."""
+    try:
+        return os.isatty(other) and os.fstat(fd).st_rdev == os.fstat(other).st_rdev
+    except OSError:
+        return False
 
 
 def run_command(build, command_class, argv=None):
@@ -530,6 +680,7 @@ def run_command(build, command_class, argv=None):
             _load_decoder()
             parser = build()
             args = command_class.parse_args(parser, argv)
+            command_class.check_options(parser, args)
             out = Output()
             command = command_class(args, parser.prog, out)
             return command.execute()
@@ -592,11 +743,13 @@ class _OtherAgent:
 
 def _detect_head(name, detector):
     """The decision on a regular file's agent from its first DETECT_HEAD bytes, or None
-    (not a regular file, unreadable, or undecided within them: it is decided as it is
-    read)."""
+    (not a regular file, compressed, unreadable, or undecided within them: it is
+    decided as it is read)."""
     import stat
 
     import orjson
+
+    from ndagent.decoder import compression
 
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
         return None
@@ -607,6 +760,8 @@ def _detect_head(name, detector):
             head = handle.read(DETECT_HEAD)
             whole = len(head) < DETECT_HEAD
     except OSError:
+        return None
+    if compression(head) is not None:
         return None
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
@@ -631,8 +786,10 @@ def _detect_head(name, detector):
 _MODEL = None
 
 
-def _dispatch(command, pairer, events):
-    """Hand the model events of one item to ``command``: whether a run began."""
+def _dispatch(command, pairer, events, where):
+    """Hand the model events of one item to ``command``: whether a run began.  A run
+    cut off is said to end at ``where``: the item that began the next run, or the last
+    line decoded when the input ended (or None: where its format says)."""
     RunEnd, RunStart, Text, ToolEnd, ToolStart = _MODEL  # noqa: N806 - classes
     began = False
     for event in events:
@@ -656,6 +813,8 @@ def _dispatch(command, pairer, events):
             began = True
             command.begin_run(event)
         elif kind is RunEnd:
+            if event.cutoff and where is not None:
+                event.source, event.line = where.source, where.line
             command.end_run(event, pairer.close())
         else:
             command.note(event)
@@ -690,7 +849,7 @@ def execute(command, inputs):
         for name in inputs or ("-",):
             source = source_name(name)
             if output is not None and _is_output(name, output):
-                command.say(f"{source}: input file is output file")
+                command.say(f"{source}: error: input file is output file")
                 command.status = max(command.status, EXIT_USAGE)
                 continue
             detector = Detector(forced)
@@ -706,11 +865,12 @@ def execute(command, inputs):
                 want = _selection(decision[0], needs, Selection)
             if reader is not None and (command.per_input or decision is None
                                        or reader.format is not decision[0]):
-                state.began = _dispatch(command, pairer, reader.finish()) or state.began
+                state.began = (_dispatch(command, pairer, reader.finish(), state.last)
+                               or state.began)
                 reader = None
             if decision is not None and reader is None:
                 reader = _reader(decision[0], source, command)
-            state.events, state.whole = 0, True
+            state.events, state.whole, state.last = 0, True, None
             refused = False
             for batch in batches((name,), want, exact=command.exact,
                                  every_line=every_line, max_line=max_line):
@@ -741,7 +901,8 @@ def execute(command, inputs):
             if state.whole:
                 read = source
             if command.per_input:
-                state.began = _dispatch(command, pairer, reader.finish()) or state.began
+                state.began = (_dispatch(command, pairer, reader.finish(), state.last)
+                               or state.began)
                 reader = None
                 if not state.began and state.whole:
                     command.no_run(source)
@@ -749,7 +910,8 @@ def execute(command, inputs):
                 command.end_input(source, state.events)
                 out.flush()
         if reader is not None:
-            state.began = _dispatch(command, pairer, reader.finish()) or state.began
+            state.began = (_dispatch(command, pairer, reader.finish(), state.last)
+                           or state.began)
         if not state.began and not command.per_input and read is not None:
             command.no_run(read)
         command.finish()
@@ -762,14 +924,16 @@ def execute(command, inputs):
 class _State:
     """What the frame knows of the input in hand: whether a run began (in this input,
     for per_input commands; else in any), how many events it held, whether it was
-    read to its end."""
+    read to its end, and its last line decoded (an Event item, or None: with a
+    prefilter, the lines passed over after it are not told apart)."""
 
-    __slots__ = ("began", "events", "whole")
+    __slots__ = ("began", "events", "whole", "last")
 
     def __init__(self):
         self.began = False
         self.events = 0
         self.whole = True
+        self.last = None
 
 
 def _handle(state, command, reader, pairer, batch):
@@ -794,17 +958,21 @@ def _handle(state, command, reader, pairer, batch):
                 continue
             if len(found) == 1 and found[0].__class__ is text_class:  # the usual case
                 text(found[0])
-            elif _dispatch(command, pairer, found):
+            elif _dispatch(command, pairer, found, item):
                 state.began = True
         elif kind is Skipped:
             found = feed_skipped(item)
-            if found and _dispatch(command, pairer, found):
+            if found and _dispatch(command, pairer, found, item):
                 state.began = True
         elif kind is BadLine:
             command.bad_line(item)
         else:
             command.unreadable(item)
             state.whole = False
+    for item in reversed(batch):
+        if item.__class__ is Event:
+            state.last = item
+            break
     command.out.flush()
 
 

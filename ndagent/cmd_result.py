@@ -20,6 +20,10 @@ call (Gemini); a failed run prints nothing. --live prints every assistant text a
 arrives instead, interim messages included, an empty line between two messages
 (Cursor's segments join with nothing, as its answer does).
 
+With -z, each run's answer is printed exactly and followed by a NUL, so that answers
+that hold newlines stay apart (xargs -0, read -d ''). A message on standard error never
+lands on the line of an answer still being printed to the same terminal.
+
 When standard output is a terminal, control characters other than newline and tab are
 spelt out (\\x1b) rather than sent raw, as are the bidirectional controls and the tag
 characters (\\u202e, \\U000e0001), which reorder or hide text."""
@@ -28,6 +32,8 @@ EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'explain main.c' | ndagent result
   ndagent result run.ndjson > answer.md
   ndagent result --from-result -n run.ndjson | wc -c
+  # each run's answer on one line, whatever it holds (or: xargs -0, read -d '')
+  ndagent result -z logs/*.ndjson | tr '\\n\\0' ' \\n'
   # in a Makefile: the rule fails when the agent's run failed or was cut off
   answer.md: prompt.txt
   \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
@@ -42,6 +48,10 @@ class ResultCommand(cli.Command):
         parser.add_argument(
             "-n", "--no-newline", action="store_true",
             help="print each answer exactly, adding no newline at the end of a run")
+        parser.add_argument(
+            "-z", "--null", action="store_true",
+            help="end each run's answer with a NUL instead of a newline, the answer "
+                 "printed exactly (for xargs -0, read -d '', sort -z)")
         parser.add_argument(
             "--from-result", action="store_true",
             help="print the result event's text at the end of each run instead of "
@@ -88,15 +98,18 @@ class ResultCommand(cli.Command):
                 self.warn(end, "the rebuilt answer differs from the result event's text")
         elif end.ok or end.cutoff or self.format.LIVE_ANSWER:
             # A failed run's text is an answer only where the answer is live (Cursor's).
-            text = end.answer
-            if type(text) is str and text:
+            text = end.answer if type(end.answer) is str else ""
+            if text:
                 self.print(text)
-                self.end_line(not text.endswith("\n"))
+            self.end_line(text and not text.endswith("\n"))
         super().end_run(end, pending)
 
     def end_line(self, unfinished):
-        """End the run's answer with a newline when it has none, unless -n."""
-        if unfinished and not self.args.no_newline:
+        """End the run's answer: with a NUL (-z), else with a newline when it has none,
+        unless -n."""
+        if self.args.null:
+            self.out.write(b"\0")
+        elif unfinished and not self.args.no_newline:
             self.out.write(b"\n")
 
     def print(self, text):

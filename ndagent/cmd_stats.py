@@ -66,7 +66,7 @@ cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
 
-Formats: text, for people, the default when standard output is a terminal; json, one
+Formats: text, for people, the default when standard output is a terminal; ndjson, one
 NDJSON object per record or group, the default otherwise; tsv, one row per record or
 group, the tool calls by status only and no failed commands (--header names the
 columns).
@@ -90,14 +90,14 @@ EXAMPLES = """\
     ndagent result; ndagent stats --by run run.ndjson
   ndagent stats --by model --format tsv --header logs/*.ndjson
   # where the runs that failed or were cut off began
-  ndagent stats --by run --format json logs/*.ndjson |
+  ndagent stats --by run --format ndjson logs/*.ndjson |
     jq -r 'select(.outcome != "ok") | "\\(.source):\\(.line)"'
   # fan out over machines that share logs/, 500 FILEs a call, then merge
   ls logs/*.ndjson | parallel -N 500 -j1 --sshlogin host1,host2 --workdir . \\
     ndagent stats --partial > partials.ndjson
   ndagent stats --merge partials.ndjson
   # in CI: fail when a run of the day failed or was cut off
-  ndagent stats --format json logs/*.ndjson | jq -e '.runs.failed + .runs.cutoff == 0'"""
+  ndagent stats --format ndjson logs/*.ndjson | jq -e '.runs.failed + .runs.cutoff == 0'"""
 
 EXIT_STATUSES = (
     ("0", "success: every input was read (failed and cut-off runs, and inputs with no\n"
@@ -131,10 +131,10 @@ class StatsCommand(cli.Command):
             "--by", choices=("run", "agent", "model", "file"),
             help="one record per run, or the figures of each agent, model or file "
                  "(by default, of all the runs)")
-        parser.add_argument(
-            "--format", choices=("text", "json", "tsv"),
-            help="text (the default on a terminal), json (NDJSON: the default "
-                 "otherwise) or tsv")
+        cli.add_format_option(
+            parser, {"text": "for people", "ndjson": "one JSON object per record",
+                     "tsv": "tab-separated values"},
+            None, "text on a terminal, else ndjson")
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
@@ -161,7 +161,7 @@ class StatsCommand(cli.Command):
         self.progress = None
         form = args.format
         if form is None:
-            form = "json" if args.partial or not out.terminal else "text"
+            form = "ndjson" if args.partial or not out.terminal else "text"
         self.form = form
 
     # Reading.
@@ -190,7 +190,7 @@ class StatsCommand(cli.Command):
     def _conflict(self):
         """What is wrong with the options together, or None."""
         args = self.args
-        if args.partial and args.format not in (None, "json"):
+        if args.partial and args.format not in (None, "ndjson"):
             return "--partial prints JSON only"
         if (args.partial or args.merge) and self.by == "run":
             return ("--by run does not go with --partial or --merge: the records of shards "
@@ -406,7 +406,7 @@ class StatsCommand(cli.Command):
         first = True
         for key, figures in self._ordered_groups():
             record = figures.report(top)
-            if self.form == "json":
+            if self.form == "ndjson":
                 if self.by is not None:
                     record = {_key_name(self.by): key, **record}
                 self.out.write_json(record)
@@ -429,7 +429,7 @@ class StatsCommand(cli.Command):
                   "source": start.source, "line": start.line, "outcome": outcome,
                   "duration_ms": duration, "tokens": tokens, "cost_usd": cost,
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
-        if self.form == "json":
+        if self.form == "ndjson":
             self.out.write_json(record)
         elif self.form == "tsv":
             tokens = tokens or {}

@@ -17,11 +17,20 @@ page', 'Searched the web', 'Called MCP tool', 'Called tool', 'Updated to-do list
 another shape). This is the text format of 'cursor-agent -p --output-format text' as
 documented; nothing else is printed. A call that never completes prints no line.
 
+With --progress, a line is printed when each call starts too, its action in the
+progressive form ('Reading file', 'Running terminal command', 'Using tool'), so that a
+long call shows at once; at the end of a run (one cut off, say), each call still open
+gets a line of its own, its action in the progressive form and ' (pending)'.
+
 Claude Code, Codex and Gemini tools have the same kinds: Bash, command_execution and
 run_shell_command are shell, Read and read_file read, Write write, Edit and replace
 edit, file_change is write, delete or edit, Task task, mcp__* tools, mcp_tool_call and
 mcp_* tools mcp, WebSearch, web_search and google_web_search webSearch, ...; a tool of
 no kind keeps its name and prints 'Used tool'. A subagent's calls print too.
+
+-k, -t and -s select the calls whose lines are printed, as for 'ndagent tools': by
+kind (shell, read, webSearch, ...), by the agent's own tool name, by outcome (failed,
+denied, ...).
 
 With --final, print instead the final assistant message of each run (its text after
 the last tool call), at the end of the run: what recent CLI versions print for
@@ -40,6 +49,9 @@ EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson | ndagent text
   ndagent text -v run.ndjson
   ndagent text --final run.ndjson > answer.txt
+  ndagent text -v -k shell -s failed run.ndjson      # the commands that failed
+  # watch a long run: each call as it starts, and as it ends
+  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent text -v --progress
   # what the agent did, counted: 12 Read file, 3 Edited file, ...
   ndagent text logs/*.ndjson | sort | uniq -c | sort -rn
   # in a Makefile: a log of the agent's actions beside its answer
@@ -47,28 +59,40 @@ EXAMPLES = """\
   \tndagent text -v --color=never $< > $@"""
 
 # The environment variables the command reads (shown in its man page).
-ENVIRONMENT = {
-    "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
+ENVIRONMENT = cli.COLOR_ENVIRONMENT
+
+# --progress: the line of each kind when a call starts ('Used tool': 'Using tool'), and
+# the suffix of a call still open when its run ends.
+STARTS = {
+    "read": "Reading file",
+    "write": "Creating new file",
+    "edit": "Editing file",
+    "shell": "Running terminal command",
+    "delete": "Deleting file",
+    "ls": "Listing directory",
+    "updateTodos": "Updating to-do list",
+    "function": "Calling tool",
+    "glob": "Searching for files",
+    "grep": "Searching file contents",
+    "semSearch": "Searching codebase",
+    "webFetch": "Fetching web page",
+    "webSearch": "Searching the web",
+    "mcp": "Calling MCP tool",
+    "task": "Running subagent",
 }
+PENDING = " (pending)"
 
-# SGR sequences: dim for the target, red for an outcome that is not success.
-_DIM, _RED, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[0m"
-
-
-def use_color(choice, fd):
-    """Whether to colour: ``--color``, where auto follows the terminal and NO_COLOR."""
-    if choice != "auto":
-        return choice == "always"
-    import os
-
-    return os.isatty(fd) and not os.environ.get("NO_COLOR")
+# SGR sequences: dim for the target, red for an outcome that is not success, yellow for
+# a call still open.
+_DIM, _RED, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
 
 
 class TextCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "text", SUMMARY, DESCRIPTION, EXAMPLES
     ENVIRONMENT = ENVIRONMENT
-    # A line per ended call needs only the ends; -v also needs the starts (for the
-    # target a start's args name, which its end may lack), --final the texts too.
+    # A line per ended call needs only the ends; -v and --progress also need the starts
+    # (for the target a start's args name, which its end may lack; for their lines),
+    # --final the texts too.
     needs = frozenset({"tool_ends"})
 
     @classmethod
@@ -83,20 +107,34 @@ class TextCommand(cli.Command):
             help="print only the final assistant message of each run (the text after its "
                  "last tool call), at the end of the run")
         parser.add_argument(
-            "--color", choices=("auto", "always", "never"), default="auto",
-            help="colour the target and the outcome: always, never, or (auto, the default) "
-                 "when standard output is a terminal and NO_COLOR is not set")
+            "--progress", action="store_true",
+            help="also print a line when each call starts, its action in the progressive "
+                 "form ('Reading file', 'Running terminal command'), and at the end of a "
+                 "run one for each call still open, marked (pending)")
+        cli.add_color_option(parser, "the target and the outcome")
+        from ndagent import callfilter
+
+        callfilter.add_options(parser)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        self.color = use_color(args.color, out.fd)
+        from ndagent.callfilter import CallFilter
+
+        self.color = cli.use_color(args.color, out.fd)
+        self.filter = CallFilter(args)
         self.said_overflow = False
         # --final: the run's text since its last tool event.
         self.final_segment = []
         if args.final:
             self.needs = frozenset({"tools", "text", "ends"})
-        elif args.verbose:
+        elif args.verbose or args.progress:
             self.needs = frozenset({"tools"})
+
+    @classmethod
+    def check_options(cls, parser, args):
+        super().check_options(parser, args)
+        if args.final and args.progress:
+            parser.error("--progress is for the lines of calls, not with --final")
 
     def begin_run(self, start):
         self.final_segment.clear()
@@ -117,38 +155,53 @@ class TextCommand(cli.Command):
         if self.args.final:
             self.final_segment.clear()
             return False
-        return True
+        return self.filter.wants(call)
 
     def keep(self, start):
         """-v: the target the args of a call name at its start, until it ends (a call
-        with no call_id never ends)."""
-        target = start.target if self.args.verbose and start.call_id is not None else None
-        return None if target is None else (target, getsizeof(target))
+        with no call_id never ends); --progress: the call's line as it starts, and its
+        kind, until it ends (or is listed open at its run's end)."""
+        target = start.target if self.args.verbose else None
+        if self.args.progress:
+            self.write_line(STARTS.get(start.kind, "Using tool"), target)
+            return (start.kind, target), getsizeof(target)
+        if target is None or start.call_id is None:
+            return None
+        return (None, target), getsizeof(target)
 
     def calls_dropped(self, dropped, start, why):
         if not self.said_overflow:
             self.said_overflow = True
             self.warn(start, why + ": the oldest are no longer tracked")
 
-    def call_ended(self, started_target, end):
-        """The line of an ended call; ``started_target``: what its start's args named,
-        for a call whose end has no args of its own."""
-        from ndagent.terminal import escape_field
-
-        line = ACTIONS.get(end.kind, "Used tool")
+    def call_ended(self, kept, end):
+        """The line of an ended call; ``kept``: what ``keep`` kept of its start, whose
+        target is what its args named, for a call whose end has no args of its own."""
+        if not self.filter.shows(end.outcome):
+            return
         target = None
         if self.args.verbose:
-            target = end.target if started_target is None or end.args is not None \
-                else started_target
+            started = None if kept is None else kept[1]
+            target = end.target if started is None or end.args is not None else started
+        self.write_line(ACTIONS.get(end.kind, "Used tool"), target,
+                        OUTCOME_SUFFIXES.get(end.outcome, ""), _RED)
+
+    def write_line(self, action, target, suffix="", suffix_color=None):
+        """One line: the action, ': TARGET' (spelt out, dim), the suffix (coloured)."""
+        line = action
         if target is not None:
+            from ndagent.terminal import escape_field
+
             target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
-        suffix = OUTCOME_SUFFIXES.get(end.outcome, "")
         if suffix:
-            line += f"{_RED}{suffix}{_RESET}" if self.color else suffix
+            line += f"{suffix_color}{suffix}{_RESET}" if self.color else suffix
         self.out.write(line.encode("utf-8", "replace") + b"\n")
 
     def end_run(self, end, pending):
+        if self.args.progress and self.filter.shows("pending"):
+            for kind, target in pending:
+                self.write_line(STARTS.get(kind, "Using tool"), target, PENDING, _YELLOW)
         text = None
         if self.args.final:
             text = "".join(self.final_segment) if self.format.LIVE_ANSWER else end.answer

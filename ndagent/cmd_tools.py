@@ -1,7 +1,7 @@
 """ndagent tools: one record per tool call, started and completed events paired."""
 
 from ndagent import cli
-from ndagent.model import MAX_OPEN_BYTES, MAX_OPEN_CALLS, OUTCOMES, json_size
+from ndagent.model import MAX_OPEN_BYTES, MAX_OPEN_CALLS, json_size
 
 SUMMARY = "print one record per tool call, its start and completion paired"
 
@@ -70,43 +70,21 @@ class ToolsCommand(cli.Command):
 
     @classmethod
     def add_options(cls, parser):
-        from argparse import ArgumentTypeError
+        from ndagent import callfilter
 
-        def names(choices=None):
-            """A -k/-s value: one or more comma-separated names."""
-
-            def parse(text):
-                found = [name for name in text.split(",") if name]
-                if not found:
-                    raise ArgumentTypeError(f"no name in {text!r}")
-                for name in found:
-                    if choices is not None and name not in choices:
-                        raise ArgumentTypeError(
-                            f"invalid choice: {name!r} (choose from {', '.join(choices)})")
-                return found
-
-            return parse
-
-        parser.add_argument(
-            "-k", "--kind", action="extend", type=names(), metavar="KIND",
-            help="only calls of this kind (read, shell, mcp, ...); repeatable or "
-                 "comma-separated")
-        parser.add_argument(
-            "-s", "--status", action="extend", type=names(OUTCOMES), metavar="STATUS",
-            help=f"only calls with this status ({', '.join(OUTCOMES)}); repeatable or "
-                 "comma-separated")
-        parser.add_argument(
-            "--format", choices=("ndjson", "tsv"), default="ndjson",
-            help="ndjson (the default): one JSON record per call; tsv: the columns "
-                 + ", ".join(TSV_COLUMNS))
+        callfilter.add_options(parser)
+        cli.add_format_option(parser, {
+            "ndjson": "one JSON record per call",
+            "tsv": "the columns " + ", ".join(TSV_COLUMNS)}, "ndjson")
         parser.add_argument(
             "--header", action="store_true",
-            help="with --format tsv, print a header row first")
+            help="print a header row first (with --format tsv only: a usage error else)")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        self.kinds = frozenset(args.kind) if args.kind else None
-        self.statuses = frozenset(args.status) if args.status else None
+        from ndagent.callfilter import CallFilter
+
+        self.filter = CallFilter(args)
         self.said_overflow = False
         self.tsv = args.format == "tsv"
         if self.tsv and args.header:
@@ -117,7 +95,7 @@ class ToolsCommand(cli.Command):
             self.warn(note, note.message)
 
     def wants_call(self, call):
-        return self.kinds is None or call.kind in self.kinds
+        return self.filter.wants(call)
 
     def keep(self, start):
         """The start, with what its record needs, and about how many bytes that holds."""
@@ -148,11 +126,11 @@ class ToolsCommand(cli.Command):
 
     def report(self, start, end, status=None):
         """Write the record of a call from its ToolStart and its ToolEnd (either may be
-        None, not both), unless --status leaves it out; ``status``: that of a call with
-        no end, when not pending."""
+        None, not both), unless the filter leaves it out; ``status``: that of a call
+        with no end, when not pending."""
         if status is None:
             status = "pending" if end is None else end.outcome
-        if self.statuses is not None and status not in self.statuses:
+        if not self.filter.shows(status):
             return
         call = end or start
         args, name, target = call.args, call.name, call.target

@@ -59,7 +59,7 @@ EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
   ndagent validate -q run.ndjson && ndagent result run.ndjson > answer.md
   # the checks that fail most often over a day of runs
-  ndagent validate --format json logs/*.ndjson | jq -r '.check // empty' |
+  ndagent validate --format ndjson logs/*.ndjson | jq -r '.check // empty' |
     sort | uniq -c | sort -rn
   # in a Makefile: stop at a run that failed or was cut off
   answer.md: run.ndjson
@@ -78,6 +78,14 @@ EXIT_STATUSES = (
 # ends well, rather than call-unfinished.
 OPEN_AT_END = "call-open"
 
+# The environment variables the command reads (shown in its man page).
+ENVIRONMENT = cli.COLOR_ENVIRONMENT
+
+# SGR sequences as compilers colour a diagnostic (GCC_COLORS' defaults): the place in
+# bold, error: in bold red, warning: in bold magenta.
+_COLORS = {"place": "\x1b[1m", "error": "\x1b[1;31m", "warning": "\x1b[1;35m"}
+_RESET = "\x1b[0m"
+
 
 def _listing(checks):
     return "\n".join(f"  {name:<17}{severity:<9}{meaning}"
@@ -87,6 +95,7 @@ def _listing(checks):
 class ValidateCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "validate", SUMMARY, DESCRIPTION, EXAMPLES
     EXIT_STATUSES = EXIT_STATUSES
+    ENVIRONMENT = ENVIRONMENT
     CONVERTER = False
     FILES_HELP = "input streams, each checked on its own; '-' or none: standard input"
     needs = None
@@ -107,22 +116,25 @@ class ValidateCommand(cli.Command):
     def add_options(cls, parser):
         parser.add_argument(
             "--strict", action="store_true",
-            help="count warnings as errors, and report undocumented event types and fields")
+            help=f"{cli.STRICT_HELP}, and report undocumented event types and fields")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
-            help="print nothing: only the exit status tells")
-        parser.add_argument(
-            "--format", choices=("text", "json"), default="text",
-            help="text: one line per diagnostic (default); json: one NDJSON object per "
-                 "diagnostic (source, line, severity, check, message) and per summary "
-                 "(source, events, runs, errors, warnings)")
+            help=f"{cli.QUIET_HELP}: no warning diagnostics and no summary lines (a FILE "
+                 "that cannot be read is still reported, on standard error)")
+        cli.add_format_option(parser, {
+            "text": "one line per diagnostic and per summary",
+            "ndjson": "one JSON object per diagnostic (source, line, severity, check, "
+                      "message) and per summary (source, events, runs, errors, warnings)"},
+            "text")
+        cli.add_color_option(parser, "the text diagnostics as compilers do (the place, "
+                                     "error:, warning:)")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
         from ndagent.model import Answer
 
-        self.strict = args.strict
-        self.as_json = args.format == "json"
+        self.as_json = args.format == "ndjson"
+        self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
 
@@ -167,17 +179,21 @@ class ValidateCommand(cli.Command):
 
     def end_run(self, end, pending):
         start = end.start
-        if end.cutoff and not end.stray:
-            self.report(start, "no-result", self.cut_off(end))
         # A format may give the calls still open when a run ends well a check of its
         # own, with its own severity (Claude: a warning).
         check, after = "call-unfinished", ""
         if not end.cutoff and end.ok and OPEN_AT_END in self.format.CHECKS:
             check, after = OPEN_AT_END, f": still open at the run's end (line {end.line})"
+        # The calls still open first: they were started before the run's last line, at
+        # which a run cut off is reported (naming the line where it began).
         for line, shown in pending:
             self.report(_At(start.source, line), check,
                         f'call "{quote(shown)}" was started and never completed{after}')
         if end.cutoff:
+            if not end.stray:
+                began = (f"line {start.line}" if start.source == end.source
+                         else f"{start.source}:{start.line}")
+                self.report(end, "no-result", f"{self.cut_off(end)} (it began at {began})")
             return
         text = end.answer
         if (self.format.LIVE_ANSWER and type(text) is str and not end.stray
@@ -223,13 +239,14 @@ class ValidateCommand(cli.Command):
             self.status = max(self.status, cli.EXIT_BAD_STREAM)
         else:
             self.warnings += 1
-        if self.quiet:
+        if self.quiet and severity != "error":
             return
         if self.as_json:
             self.out.write_json({"source": where.source, "line": where.line,
                                  "severity": severity, "check": check, "message": message})
         else:
-            self._write_text(f"{where.source}:{where.line}: {severity}: {message} [{check}]")
+            self._write_diagnostic(f"{where.source}:{where.line}:", severity,
+                                   f"{message} [{check}]")
 
     def end_input(self, source, events):
         if self.readable and not self.quiet:
@@ -242,12 +259,26 @@ class ValidateCommand(cli.Command):
                                  f"{self.errors} errors, {self.warnings} warnings")
         self._new_input()
 
+    def _write_diagnostic(self, place, severity, rest):
+        """A diagnostic's line; with colour, its place and severity coloured."""
+        from ndagent.terminal import escape_controls
+
+        place = escape_controls(place)
+        label = f"{severity}:"
+        if self.color:
+            place = f"{_COLORS['place']}{place}{_RESET}"
+            label = f"{_COLORS[severity]}{label}{_RESET}"
+        self._write_line(f"{place} {label} {escape_controls(rest)}")
+
     def _write_text(self, line):
         """One line of text output.  The stream text in it is already quoted
         (``terminal.quote``); what else it holds, a FILE's name, is spelt out here."""
         from ndagent.terminal import escape_controls
 
-        self.out.write(escape_controls(line).encode("utf-8", "replace") + b"\n")
+        self._write_line(escape_controls(line))
+
+    def _write_line(self, line):
+        self.out.write(line.encode("utf-8", "replace") + b"\n")
 
 
 class _At:

@@ -707,13 +707,116 @@ def source_name(name):
 
 
 def _open(name):
-    """A reader for one input: ``(read function, the file opened, to close, or None)``."""
+    """A reader for one input: ``(read function, the file opened, to close, or None)``.
+
+    A path or standard input compressed with gzip, bzip2 or xz is read decompressed
+    (``_telling``).  A regular file is told by its head before anything is read: a
+    compressed one is handed back with no file (closed at its end), since the
+    two-process path of a large regular file reads its raw bytes (``_SecondHalf``)."""
     if name == "-":
-        return _reader(0), None
+        return _telling(_reader(0)), None
     if isinstance(name, (str, bytes, os.PathLike)):
         handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
-        return _reader(handle.fileno()), handle
+        fd = handle.fileno()
+        try:
+            head = os.pread(fd, _MAGIC_SIZE, 0)
+        except OSError:  # not a regular file: told as it is read
+            return _telling(_reader(fd)), handle
+        if compression(head) is None:
+            return _reader(fd), handle
+        return _telling(_reader(fd), handle.close), None
     return getattr(name, "read1", None) or name.read, None
+
+
+# The compressed formats read transparently: (magic bytes, standard module, name).
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bz2", "bzip2"),
+               (b"\xfd7zXZ\x00", "lzma", "xz"))
+_MAGIC_SIZE = max(len(magic) for magic, _, _ in _COMPRESSED)
+
+
+def compression(head):
+    """(module, name) of the compressed format that ``head`` begins, or None."""
+    for magic, module, label in _COMPRESSED:
+        if head.startswith(magic):
+            return module, label
+    return None
+
+
+def _telling(read, close=None):
+    """``read`` for an input that may be compressed: its first call tells by the first
+    bytes, reading more only while they may still begin a magic (a live pipe's first
+    line is not held back); a compressed input is then decompressed (its module
+    imported only then), and ``close`` called at its end; any other is read as it is."""
+
+    def first_call(size):
+        nonlocal current
+        first = read(size)
+        while first and any(len(first) < len(magic) and magic.startswith(first)
+                            for magic, _, _ in _COMPRESSED):
+            more = read(size)
+            if not more:
+                break
+            first += more
+        found = compression(first)
+        if found is None:
+            current = read
+            return first
+        current = _decompressing(*found, _Held(first, read), close)
+        return current(size)
+
+    current = first_call
+    return lambda size: current(size)
+
+
+def _decompressing(module, label, source, close):
+    """The read function of ``source`` decompressed by the standard ``module``: damaged
+    data is an OSError (a message, as any read error), and ``close`` is called at the
+    end or at the error."""
+    from importlib import import_module
+
+    stream = import_module(module).open(source)
+    errors = (EOFError, OSError)  # cut short; not the format, or damaged (bz2, gzip)
+    if module == "gzip":
+        import zlib
+
+        errors += (zlib.error,)
+    elif module == "lzma":
+        import lzma
+
+        errors += (lzma.LZMAError,)
+
+    def read(size):
+        try:
+            data = stream.read1(size)
+        except errors as error:
+            done()
+            raise OSError(f"{label}: {getattr(error, 'strerror', None) or error}") from None
+        if not data:
+            done()
+        return data
+
+    def done():
+        stream.close()
+        if close is not None:
+            close()
+
+    return read
+
+
+class _Held:
+    """An input of which ``first`` was read already, as a file for a decompressor."""
+
+    def __init__(self, first, read):
+        self.first = first
+        self.rest = read
+
+    def read(self, size=-1):
+        if not self.first:
+            return self.rest(size if size >= 0 else CHUNK_SIZE)
+        if size < 0:
+            size = len(self.first)
+        data, self.first = self.first[:size], self.first[size:]
+        return data
 
 
 def _reader(fd):

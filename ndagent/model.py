@@ -177,7 +177,8 @@ class RunEnd(_Event):
     reports it (for a cut-off run, what it would have been), or None.  ``native``: the
     agent's own single json object for the run, or None.  ``usage``: {input, cacheRead,
     cacheWrite, output} or None; ``cost_usd``, ``duration_ms``, ``model`` or None.
-    ``source``/``line``: where it ended (the end event, or where the input stopped).
+    ``source``/``line``: where it ended (the end event; for a run cut off, the frame
+    puts the input's last line decoded, or the line that began the next run).
     ``stray``: the "run" is only events that followed an ended run without beginning a
     new one, which the format's checks report (``validate`` then checks no end and no
     answer of it).  ``outcomes``: {call_id: outcome} of the run's calls whose outcome

@@ -133,6 +133,8 @@ class InProcess:
             for fd, file in enumerate(self.files):
                 os.dup2(file.fileno(), fd)
             status = main([str(arg) for arg in argv])
+        except SystemExit as exit:  # a usage error, --help
+            status = exit.code
         finally:
             for fd, copy in enumerate(saved):
                 os.dup2(copy, fd)

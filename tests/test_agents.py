@@ -35,7 +35,7 @@ def test_each_file_is_read_with_its_own_agent_s_format(call):
 def test_agent_forced_on_another_agent_s_stream_reads_nothing_of_it(call):
     status, out, err = call(json_main, "--agent", "codex", CURSOR, CODEX)
     assert status == 1
-    assert err == f"ndagent-json: {CURSOR}:1: a cursor stream, not codex (--agent codex)\n"
+    assert err == f"ndagent-json: {CURSOR}:1: error: a cursor stream, not codex (--agent codex)\n"
     assert list(orjson.loads(out)) == ["items", "finalResponse", "usage"]
 
 
@@ -44,7 +44,7 @@ def test_objects_of_no_agent_are_not_an_agent_stream(call, write):
     status, out, err = call(json_main, path)
     assert (status, out) == (1, b"")
     # The input is not read: its bad lines go unreported.
-    assert err == (f'ndagent-json: {path}:2: not an agent stream: no known event (first '
+    assert err == (f'ndagent-json: {path}:2: error: not an agent stream: no known event (first '
                    'object: type "hello")\n')
 
 
@@ -123,7 +123,7 @@ def test_json_output_is_reported_once_and_not_read(verb, call, write):
                 assert (out, err) == (f"{path}:{line}: error: json output, not stream-json "
                                       "[agent]\n".encode(), "")
             else:
-                assert (out, err) == (b"", f"ndagent-{verb}: {path}:{line}: json output, "
+                assert (out, err) == (b"", f"ndagent-{verb}: {path}:{line}: error: json output, "
                                            "not stream-json\n")
     # Standard input is told from its items, not a file's head: the same.
     done = run(verb, input=data)
@@ -194,7 +194,7 @@ def test_another_agent_s_event_is_found_where_a_converter_reads_every_line(call,
     assert call(json_main, path)[0::2] == (0, "")
     status, out, err = call(json_main, "--strict", path)
     assert (status, out) == (1, b"")
-    assert err == f"ndagent-json: {path}:4: a codex event in a claude stream\n"
+    assert err == f"ndagent-json: {path}:4: error: a codex event in a claude stream\n"
 
 
 def golden_objects():

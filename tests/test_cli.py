@@ -201,7 +201,7 @@ def test_strict_sees_damage_inside_a_line_the_prefilter_would_pass_over(verb, wr
     assert run(verb, path).returncode == 0
     done = run(verb, "--strict", path)
     assert done.returncode == 1
-    assert done.stderr.startswith(f"ndagent-{verb}: {path}:3: not JSON: ".encode())
+    assert done.stderr.startswith(f"ndagent-{verb}: {path}:3: error: not JSON: ".encode())
 
 
 def test_repeated_in_process_runs_let_the_host_s_garbage_be_collected(call):

@@ -109,13 +109,13 @@ def test_a_missing_file_or_a_directory_is_one_message(verb, tmp_path):
     for name, reason in ((tmp_path / "nope.ndjson", MISSING), (tmp_path, "Is a directory")):
         done = run(verb, name)
         assert (done.returncode, done.stdout) == (2, b"")
-        assert messages(done) == [f"ndagent-{verb}: {name}: cannot read: {reason}"]
+        assert messages(done) == [f"ndagent-{verb}: {name}: error: cannot read: {reason}"]
 
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_beside_a_missing_file_the_others_still_count(verb, tmp_path, write):
     missing = tmp_path / "nope.ndjson"
-    cannot_read = f"ndagent-{verb}: {missing}: cannot read: {MISSING}"
+    cannot_read = f"ndagent-{verb}: {missing}: error: cannot read: {MISSING}"
     done = run(verb, missing, VENDOR)
     assert (done.returncode, messages(done)) == (2, [cannot_read])
     assert done.stdout == run(verb, VENDOR).stdout
@@ -123,11 +123,12 @@ def test_beside_a_missing_file_the_others_still_count(verb, tmp_path, write):
     empty = write(b"")
     done = run(verb, empty, missing)
     assert done.returncode == 2
-    no_events = f"{empty}: no events: the agent printed nothing, or failed before it began"
-    if verb == "validate":
+    no_events = (f"{empty}:1: error: no events: the agent printed nothing, or failed "
+                 "before it began")
+    if verb == "validate":  # the same words, as a diagnostic
         assert messages(done) == [cannot_read]
         assert done.stdout.decode().splitlines() == [
-            f"{empty}:1: error: {no_events.partition(': ')[2]} [no-run]",
+            f"{no_events} [no-run]",
             f"{empty}: 0 events, 0 runs, 1 errors, 0 warnings"]
     else:
         assert messages(done) == [cannot_read, f"ndagent-{verb}: {no_events}"]
@@ -147,7 +148,7 @@ def test_an_input_that_is_the_output_file_is_refused(verb, tmp_path):
                                   stderr=subprocess.PIPE, timeout=20)
         name = "<stdin>" if argv[0] == "-" else path
         assert (done.returncode, messages(done)) == (
-            2, [f"ndagent-{verb}: {name}: input file is output file"])
+            2, [f"ndagent-{verb}: {name}: error: input file is output file"])
         assert path.read_bytes() == VENDOR.read_bytes() + expected
 
 

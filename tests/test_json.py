@@ -35,7 +35,7 @@ def test_a_run_without_result_prints_nothing_and_fails(call, write):
     path = write(lines_of("vendor-example.ndjson")[:6])
     status, out, err = call(main, path)
     assert (status, out) == (1, b"")
-    assert err == f"ndagent-json: {path}:1: run ended without a result event: " \
+    assert err == f"ndagent-json: {path}:1: error: run ended without a result event: " \
                   "the agent failed or was cut off\n"
 
 
@@ -45,7 +45,7 @@ def test_two_runs_give_two_lines_and_a_broken_one_is_named(call, write):
     status, out, err = call(main, path)
     assert status == 1
     assert [orjson.loads(line) for line in out.splitlines()] == [orjson.loads(vendor[-1])] * 2
-    assert err == f"ndagent-json: {path}:11: run ended without a result event: " \
+    assert err == f"ndagent-json: {path}:11: error: run ended without a result event: " \
                   "the agent failed or was cut off\n"
 
 
@@ -56,7 +56,7 @@ def test_a_failed_run_is_printed_and_fails(call, write):
     status, out, err = call(main, path)
     assert status == 1
     assert orjson.loads(out) == event
-    assert err == f"ndagent-json: {path}:1: the run reported failure\n"
+    assert err == f"ndagent-json: {path}:1: error: the run reported failure\n"
 
 
 def test_escaped_and_spaced_types_are_found(call, write):
@@ -92,14 +92,14 @@ def test_bad_lines_are_skipped_with_a_warning(call, write):
     assert (status, err) == (0, "")
     status, out, err = call(main, "--strict", path)
     assert (status, out) == (1, b"")
-    assert err.startswith(f"ndagent-json: {path}:1: not JSON")
+    assert err.startswith(f"ndagent-json: {path}:1: error: not JSON")
 
 
 def test_a_missing_file_is_status_2_and_the_others_are_read(call, tmp_path):
     status, out, err = call(main, tmp_path / "missing.ndjson", VENDOR)
     assert status == 2
     assert orjson.loads(out) == result_event(VENDOR)
-    assert err == f"ndagent-json: {tmp_path / 'missing.ndjson'}: cannot read: " \
+    assert err == f"ndagent-json: {tmp_path / 'missing.ndjson'}: error: cannot read: " \
                   "No such file or directory\n"
 
 

@@ -136,9 +136,15 @@ def test_the_pages_are_installed_with_the_package(tmp_path):
     for name in ("pyproject.toml", "README.md", "LICENSE", "ndagent", "man"):
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
         copy(ROOT / name, source / name)  # a copy: the build writes beside its sources
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(tmp_path), str(source)],
-                   check=True, capture_output=True, timeout=120)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps",
+                            "--no-build-isolation", "--wheel-dir", str(tmp_path), str(source)],
+                           check=True, capture_output=True, text=True, timeout=120)
+    # No warning of the build's (a licence that is no SPDX string, data folders that are
+    # no packages, ...), but those of the environment (PYTHONDONTWRITEBYTECODE).
+    warnings = [line for line in (built.stdout + built.stderr).splitlines()
+                if re.search("warn|deprecat", line, re.I) and "byte-compiling" not in line
+                and "Location 'file:" not in line]
+    assert warnings == []
     (wheel,) = tmp_path.glob("ndagent-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     # Every module of the package, subpackages included (a package list that misses
@@ -150,7 +156,13 @@ def test_the_pages_are_installed_with_the_package(tmp_path):
     assert installed == {
         *(f"share/man/man1/{page.name}" for page in MAN.glob("*.1")),
         *(f"share/bash-completion/completions/{path.name}" for path in completions.glob("bash/*")),
-        *(f"share/zsh/site-functions/{path.name}" for path in completions.glob("zsh/*"))}
+        *(f"share/zsh/site-functions/{path.name}" for path in completions.glob("zsh/*")),
+        *(f"share/fish/vendor_completions.d/{path.name}"
+          for path in completions.glob("fish/*"))}
+    # The scripts 'ndagent completion SHELL' prints, in the package.
+    assert {name for name in names if name.startswith("ndagent/completions/")} == {
+        f"ndagent/completions/{path.relative_to(completions).as_posix()}"
+        for path in completions.glob("*/*")}
 
 
 def test_completions_are_up_to_date_with_the_parsers(tmp_path):
@@ -160,7 +172,7 @@ def test_completions_are_up_to_date_with_the_parsers(tmp_path):
     assert done.returncode == 0, done.stderr
     made = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*"))
     committed = sorted(str(p.relative_to(completions)) for p in completions.glob("*/*"))
-    expected = [f"{shell}/{prefix}{program}" for shell, prefix in (("bash", ""), ("zsh", "_"))
+    expected = [f"{shell}/{name.format(program)}" for shell, name in cli.COMPLETION_FILES.items()
                 for program in ["ndagent"] + [f"ndagent-{verb}" for verb, _ in cli.COMMANDS]]
     assert made == committed == sorted(expected), "run 'make completions'"
     for name in made:

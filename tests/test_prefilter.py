@@ -41,7 +41,7 @@ def test_a_cut_off_stream_followed_by_another_loses_neither_run(tmp_path):
         err = done.stderr.decode()
         assert done.returncode == 1, verb
         assert "<stdin>:21: warning: skipped: truncated line: another event begins inside" in err
-        assert "<stdin>:1: run ended without a result event" in err
+        assert "<stdin>:1: error: run ended without a result event" in err
     done = run("json", input=cut + other)
     assert orjson.loads(done.stdout) == orjson.loads(other.splitlines()[-1])
     validate = run("validate", input=cut + other).stdout.decode()

@@ -53,7 +53,7 @@ def test_a_run_without_result_prints_its_text_then_fails(call, write):
     status, out, err = call(main, path)
     assert status == 1
     assert out == b"I'll read the README.md file and create a summary\n"
-    assert err == f"ndagent-result: {path}:1: run ended without a result event: " \
+    assert err == f"ndagent-result: {path}:1: error: run ended without a result event: " \
                   "the agent failed or was cut off\n"
 
 

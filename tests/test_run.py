@@ -141,7 +141,7 @@ def test_strict_ends_the_agent_at_a_bad_line(tmp_path):
     lines = CURSOR.read_bytes().splitlines(keepends=True)
     stream.write_bytes(b"".join(lines[:2] + [b"oops\n"] + lines[2:]))
     done, _ = run_agent(tmp_path, ["--strict", *GRACE], stream, "--then", "hang")
-    assert done.returncode == 1 and b":3: not JSON" in done.stderr
+    assert done.returncode == 1 and b":3: error: not JSON" in done.stderr
 
 
 def started(process):

@@ -220,7 +220,7 @@ def within_a_percent(found, exact):
 
 
 def test_the_summary_matches_the_hand_count(call, folder):
-    status, out, err = call(main, "--format", "json", *folder)
+    status, out, err = call(main, "--format", "ndjson", *folder)
     assert status == 0
     assert err.count("\n") == 1 and NOISE_WARNING in err  # the noise line
     [found] = records(out)
@@ -358,7 +358,7 @@ def test_stream_text_is_spelt_out_on_a_terminal(write):
         assert b"\x1b]" not in shown and "\u202e".encode() not in shown
     assert b"  rm\\x1b]0;owned\\x07\\u202e\n" in summary  # the failed command
     assert b" m\\x1b]0;owned\\x07\\u202e ok," in per_run  # the model
-    json_shown = on_a_terminal("stats", "--format", "json", path)
+    json_shown = on_a_terminal("stats", "--format", "ndjson", path)
     assert b"\\u202e" in json_shown and b"\x1b]" not in json_shown
 
 
@@ -407,7 +407,7 @@ def test_partials_of_any_split_merge_into_the_whole(pool, tmp_path_factory, data
     if contiguous:
         shards = sorted(shards)  # a split into runs of FILEs in order
     by = data.draw(st.sampled_from([None, "agent", "model"] + (["file"] if contiguous else [])))
-    form = data.draw(st.sampled_from(["json", "text", "tsv"]))
+    form = data.draw(st.sampled_from(["ndjson", "text", "tsv"]))
     options = ["--by", by] if by else []
     partials = []
     for shard in sorted(set(shards)):

@@ -111,7 +111,7 @@ def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
     path = write(cut + lines_of("vendor-example.ndjson"))
     status, found, err = records(call, path)
     assert status == 1
-    assert err == f"ndagent-tools: {path}:1: run ended without a result event: " \
+    assert err == f"ndagent-tools: {path}:1: error: run ended without a result event: " \
                   "the agent failed or was cut off\n"
     # The pending call is written when its run ends, before the next run's calls.
     assert [(r["kind"], r["status"]) for r in found] == \
@@ -174,7 +174,7 @@ def test_integers_beyond_64_bits_are_kept_exact(call, write):
     (["-k", "shell"], ["s1", "s2"]),
     (["-k", "grep,glob"], ["g2", "g1"]),
     (["-k", "grep", "--kind", "glob"], ["g2", "g1"]),
-    (["-k", "function,frobnicate"], ["f1", "fn1"]),
+    (["-k", "function", "-t", "frobnicate"], ["f1", "fn1"]),
     (["-s", "failure,permissionDenied"], ["s1", "s2"]),
     (["-s", "rejected", "-s", "error"], ["d1", "m1"]),
     (["-k", "shell", "-s", "success"], []),
@@ -189,7 +189,8 @@ def test_filters(call, options, expected):
     assert (status, ids) == (0, expected)
 
 
-@pytest.mark.parametrize("option", ["-s bogus", "-s success,Failure", "-k ,", "--format csv"])
+@pytest.mark.parametrize("option", ["-s bogus", "-s success,failur", "-k ,", "-k frobnicate",
+                                    "--format csv"])
 def test_bad_filter_is_a_usage_error(option):
     done = run("tools", *option.split(), fixture("shapes.ndjson"))
     assert done.returncode == 2 and done.stdout == b""

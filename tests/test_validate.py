@@ -86,10 +86,11 @@ def test_real_captures_are_valid_even_under_strict(call):
 def test_cut_off_stream(validate):
     status, found, out = validate(b"".join(vendor()[:7]) + vendor()[7][:40])
     assert status == 1
-    assert found == [(8, "error", "truncated"), (1, "error", "no-result")]
+    # The run is said to end at its last line decoded, and to begin at line 1.
+    assert found == [(8, "error", "truncated"), (7, "error", "no-result")]
     assert ':8: error: truncated line: the stream was cut off?: "' in out
-    assert ":1: error: run ended without a result event: the agent failed or was cut " \
-           "off [no-result]" in out
+    assert ":7: error: run ended without a result event: the agent failed or was cut " \
+           "off (it began at line 1) [no-result]" in out
 
 
 @pytest.mark.parametrize("bad, reason", [
@@ -106,7 +107,7 @@ def test_a_line_that_is_not_a_json_object(validate, bad, reason):
 
 def test_run_without_result(validate):
     status, found, _ = validate(vendor()[:-1])
-    assert (status, found) == (1, [(1, "error", "no-result")])
+    assert (status, found) == (1, [(9, "error", "no-result")])
 
 
 def test_result_text_that_does_not_match(validate):
@@ -315,8 +316,9 @@ def test_runs_follow_each_other(validate):
 
 
 def test_a_run_cut_off_by_the_next_init(validate):
-    status, found, _ = validate(vendor()[:4] + vendor())
-    assert (status, found) == (1, [(1, "error", "no-result")])
+    status, found, out = validate(vendor()[:4] + vendor())
+    assert (status, found) == (1, [(5, "error", "no-result")])  # where the next began
+    assert "(it began at line 1)" in out
 
 
 def test_answer_passes_partial_output_and_an_empty_result(validate):
@@ -367,8 +369,12 @@ def test_strict_counts_warnings_as_errors(validate):
     assert out.endswith(": 24 events, 1 runs, 2 errors, 0 warnings\n")
 
 
-def test_quiet_prints_nothing(call, write):
-    assert call(main, "-q", write(vendor()[:-1])) == (1, b"", "")
+def test_quiet_prints_only_the_errors(call, write):
+    status, out, err = call(main, "-q", write(vendor()[1:-1]))
+    assert (status, err) == (1, "")
+    assert out.endswith(b":8: error: run ended without a result event: the agent failed or "
+                        b"was cut off (it began at line 1) [no-result]\n")
+    assert out.count(b"\n") == 1
     assert call(main, "--quiet", fixture("vendor-example.ndjson")) == (0, b"", "")
 
 
@@ -379,8 +385,9 @@ def test_json_format(call, write):
     assert [orjson.loads(line) for line in out.splitlines()] == [
         {"source": str(path), "line": 1, "severity": "warning", "check": "init",
          "message": "the run does not begin with a system/init event"},
-        {"source": str(path), "line": 1, "severity": "error", "check": "no-result",
-         "message": "run ended without a result event: the agent failed or was cut off"},
+        {"source": str(path), "line": 8, "severity": "error", "check": "no-result",
+         "message": "run ended without a result event: the agent failed or was cut off "
+                    "(it began at line 1)"},
         {"source": str(path), "events": 8, "runs": 1, "errors": 1, "warnings": 1},
     ]
 
@@ -392,12 +399,12 @@ def test_each_input_has_its_summary(call, write, tmp_path):
     assert status == 2
     assert out.decode().splitlines() == [
         f"{good}: 10 events, 1 runs, 0 errors, 0 warnings",
-        f"{cut}:1: error: run ended without a result event: the agent failed or was cut "
-        "off [no-result]",
+        f"{cut}:9: error: run ended without a result event: the agent failed or was cut "
+        "off (it began at line 1) [no-result]",
         f"{cut}: 9 events, 1 runs, 1 errors, 0 warnings",
         f"{good}: 10 events, 1 runs, 0 errors, 0 warnings",
     ]
-    assert err == f"ndagent-validate: {tmp_path / 'missing'}: cannot read: " \
+    assert err == f"ndagent-validate: {tmp_path / 'missing'}: error: cannot read: " \
                   "No such file or directory\n"
 
 

@@ -23,7 +23,7 @@ INVOCATIONS = {
     "tools": ("tools",),
     "tools-tsv": ("tools", "--format", "tsv", "--header"),
     "validate": ("validate",),
-    "validate-json": ("validate", "--format", "json"),
+    "validate-json": ("validate", "--format", "ndjson"),
     "validate-strict": ("validate", "--strict"),
 }
 
