@@ -40,6 +40,14 @@ def on_a_terminal(verb, *args, env=None, status=0):
     process = subprocess.Popen([command(verb), *map(str, args)], stdout=follower,
                                stderr=subprocess.DEVNULL, env=env)
     os.close(follower)
+    seen = read_terminal(leader)
+    assert process.wait(timeout=20) == status
+    return seen
+
+
+def read_terminal(leader):
+    """All that a command wrote to the terminal (pty) whose ``leader`` is given, until it
+    exits, which closes the leader; newlines as the program wrote them."""
     seen = b""
     try:
         while True:
@@ -51,7 +59,6 @@ def on_a_terminal(verb, *args, env=None, status=0):
         pass
     finally:
         os.close(leader)
-    assert process.wait(timeout=20) == status
     return seen.replace(b"\r\n", b"\n")
 
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import InProcess, command, fixture, on_a_terminal
+from conftest import InProcess, command, fixture, on_a_terminal, read_terminal
 from conftest import run as run_installed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -330,19 +330,9 @@ def on_one_terminal(verb, *args, data):
     os.close(follower)
     process.stdin.write(data)
     process.stdin.close()
-    seen = b""
-    try:
-        while True:
-            chunk = os.read(leader, 65536)
-            if not chunk:
-                break
-            seen += chunk
-    except OSError:  # EIO: the command has exited, and the terminal with it
-        pass
-    finally:
-        os.close(leader)
+    seen = read_terminal(leader)
     process.wait(timeout=20)
-    return seen.replace(b"\r\n", b"\n")
+    return seen
 
 
 def test_a_message_never_lands_on_the_line_of_an_answer_on_the_same_terminal():
