@@ -1039,6 +1039,7 @@ class _SpanLines:
     def __init__(self, lines):
         self.source = lines.source
         self.selection = lines.selection
+        self.late = None  # the selection is known: a half is only read with one
         self.number = 0
         self.base = 0  # the offset in the file of the text of the block in hand
 

@@ -196,15 +196,25 @@ PARALLEL_CASES = CONVERTERS + [("text", "-v", "--strict")]
 
 def outputs(verb, path, options, parallel):
     """(status, stdout, stderr) of a command on a file, with or without the two-process
-    path (every file counts as large, or none does)."""
+    path (every file counts as large, or none does).  With it, every child must have
+    sent its record: one that failed would leave its half to the parent, which gives
+    the same output and so would hide that the path is not taken."""
     from ndagent import decoder
 
-    saved = decoder.PARALLEL_FROM
+    saved, receive = decoder.PARALLEL_FROM, decoder._SecondHalf._receive
+    records = []
+
+    def watched(half):
+        records.append(receive(half))
+        return records[-1]
+
     decoder.PARALLEL_FROM = 1 if parallel else 1 << 62
+    decoder._SecondHalf._receive = watched
     try:
         return in_process(verb, b"", *options, path)
     finally:
-        decoder.PARALLEL_FROM = saved
+        decoder.PARALLEL_FROM, decoder._SecondHalf._receive = saved, receive
+        assert None not in records, "a child failed: its half was read by the parent"
 
 
 # Each example forks a child for every command: a tenth of the examples of the others.
