@@ -881,6 +881,9 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
 
 # A regular file this large is scanned by two processes (see ``_SecondHalf``).
 PARALLEL_FROM = 16 << 20
+# The most items the child's record of a half holds (some 150 bytes each in the
+# parent): a half with more lines to decode is read by the parent instead.
+MAX_RECORD = 200_000
 
 
 class _SecondHalf:
@@ -938,7 +941,10 @@ class _SecondHalf:
             os.close(read_end)
             from marshal import dumps
 
-            record = dumps(self._scan())
+            record = self._scan()
+            if record is None:
+                os._exit(1)
+            record = dumps(record)
             while record:
                 record = record[os.write(write_end, record):]
             os._exit(0)
@@ -947,7 +953,8 @@ class _SecondHalf:
 
     def _scan(self):
         """The record of the second half: one tuple per item (the lines to decode as
-        offsets), and the number of lines."""
+        offsets), and the number of lines; None past ``MAX_RECORD`` items (the parent
+        then reads the half itself), so that the record's memory is bounded."""
         spans = _SpanLines(self.lines)
         record = []
         for batch in _read_batches(spans.source, self._second_reader(), spans,
@@ -963,6 +970,8 @@ class _SecondHalf:
                     record.append(("b", item.line, item.reason, item.start))
                 else:
                     record.append(("u", item.line, item.reason))
+            if len(record) > MAX_RECORD:
+                return None
         return record, spans.number
 
     def items(self):
@@ -978,15 +987,14 @@ class _SecondHalf:
             return
         entries, count = record
         base, source = lines.number, lines.source
-        from mmap import ACCESS_READ, mmap
-
-        with mmap(self.fd, 0, access=ACCESS_READ) as view:  # a line is one slice of it
-            for at in range(0, len(entries), 4096):
-                yield self._batch(entries[at:at + 4096], view, base, source)
+        window = _Window(self.fd, self.chunk_size)
+        for at in range(0, len(entries), 4096):
+            yield self._batch(entries[at:at + 4096], window.line, base, source)
         lines.number = base + count
 
-    def _batch(self, entries, view, base, source):
-        """The items of some entries of the child's record."""
+    def _batch(self, entries, line, base, source):
+        """The items of some entries of the child's record (``line(offset, length)``:
+        the bytes of a line to decode)."""
         lines = self.lines
         batch = []
         append = batch.append
@@ -994,8 +1002,7 @@ class _SecondHalf:
             kind = entry[0]
             if kind == "d" or kind == "l":
                 _, offset, length, number = entry
-                lines._add(view[offset:offset + length], base + number, append,
-                           last=kind == "l")
+                lines._add(line(offset, length), base + number, append, last=kind == "l")
             elif kind == "s":
                 append(Skipped(source, base + entry[1]))
             elif kind == "b":
@@ -1030,6 +1037,23 @@ class _SecondHalf:
         if self.pipe is not None:
             os.close(self.pipe)
             self.pipe = None
+
+
+class _Window:
+    """The lines of a file at offsets that only grow, read a window at a time (a chunk,
+    or the line when longer), so that memory stays that of a chunk: no map of the
+    file, whose pages read would count as the command's memory."""
+
+    def __init__(self, fd, size):
+        self.fd, self.size = fd, size
+        self.begin, self.data = 0, b""
+
+    def line(self, offset, length):
+        start = offset - self.begin
+        if start < 0 or start + length > len(self.data):
+            self.begin, start = offset, 0
+            self.data = os.pread(self.fd, max(length, self.size), offset)
+        return self.data[start:start + length]
 
 
 class _SpanLines:

@@ -249,3 +249,20 @@ def test_two_processes_print_what_one_prints_on_the_bench_stream(tmp_path):
         one = outputs(verb, path, options, False)
         assert one[1], (verb, *options)
         assert outputs(verb, path, options, True) == one, (verb, *options)
+
+
+def test_a_half_with_too_many_lines_to_decode_is_read_by_the_parent(tmp_path, monkeypatch):
+    """The child's record is bounded (MAX_RECORD items): past it the child gives up and
+    the parent reads the half itself, with the same output."""
+    from ndagent import decoder
+
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(b"".join(fixture("vendor-example.ndjson").read_bytes() for _ in range(20)))
+    one = outputs("result", path, [], False)
+    monkeypatch.setattr(decoder, "MAX_RECORD", 2)
+    receive, records = decoder._SecondHalf._receive, []
+    monkeypatch.setattr(decoder._SecondHalf, "_receive",
+                        lambda half: records.append(receive(half)) or records[-1])
+    monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)
+    assert in_process("result", b"", path) == one
+    assert records == [None]
