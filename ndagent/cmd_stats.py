@@ -869,12 +869,12 @@ def _plan(names, jobs):
         if stat.S_ISREG(found.st_mode):
             size += found.st_size
     shared = here.count(False)
-    size = max(1, min(TASK_FILES, shared // (8 * jobs)))
+    per_task = max(1, min(TASK_FILES, shared // (8 * jobs)))
     plan = []
     for name, in_here in zip(names, here):
         if in_here:
             plan.append((True, [name]))
-        elif plan and not plan[-1][0] and len(plan[-1][1]) < size:
+        elif plan and not plan[-1][0] and len(plan[-1][1]) < per_task:
             plan[-1][1].append(name)
         else:
             plan.append((False, [name]))

@@ -607,3 +607,18 @@ def test_a_progress_line_is_erased(capfd):
     hidden.add(1, 10)
     hidden.clear()
     assert capfd.readouterr().err == ""
+
+
+def test_the_plan_counts_the_bytes_of_the_files_for_the_default_jobs(tmp_path):
+    """Without -j, workers start from SHARE_FROM bytes of FILEs: the plan must give
+    their bytes (not the number of files per task)."""
+    from ndagent.cmd_stats import _plan
+
+    paths = []
+    for index in range(3):
+        path = tmp_path / f"{index}.ndjson"
+        path.write_bytes(b"x" * 1000 * (index + 1))
+        paths.append(str(path))
+    plan, size = _plan(paths, 2)
+    assert size == 6000
+    assert [name for _, names in plan for name in names] == paths
