@@ -941,17 +941,24 @@ def _handle(state, command, reader, pairer, batch):
     from ndagent.decoder import BadLine, Event, Skipped
 
     feed_event, feed_skipped, text = reader.event, reader.skipped, command.text
-    # Another agent's objects: () for the types no other agent decides on.
-    other_tests, find_other = reader.other_agents.by_type, reader.other_agents.find
+    # The tests for another agent's objects, by type (OtherAgents).
+    other_tests, learn_tests = reader.other_agents.by_type, reader.other_agents.tests
     text_class = _MODEL[2]
     for item in batch:
         kind = item.__class__
         if kind is Event:
             state.events += 1
-            if other_tests.get(item.type) != ():
-                other = find_other(item.data, item.type)
+            tests = other_tests.get(item.type)
+            if tests is None:
+                tests = learn_tests(item.type)
+            if tests:  # inline: this runs on most events of a Cursor stream
+                for decides, other in tests:
+                    if decides(item.data):
+                        command.other_agent(_OtherAgent(item, other, reader.format))
+                        break
+                else:
+                    other = None
                 if other is not None:
-                    command.other_agent(_OtherAgent(item, other, reader.format))
                     continue
             found = feed_event(item)
             if not found:

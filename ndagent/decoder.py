@@ -34,6 +34,7 @@ Example::
 """
 
 import os
+from itertools import repeat
 
 import orjson
 
@@ -456,42 +457,44 @@ class Selection:
                             return True
         return False
 
-    def starts(self, text, begin, end):
-        """The offsets of the lines to decode among the whole lines of ``text[begin:end]``
-        (``begin`` is 0 or follows a newline), in order."""
-        starts = set()
+    def newlines(self, text, begin, end):
+        """The offsets of the newlines before the lines to decode among the whole lines of
+        ``text[begin:end]`` (``begin`` is 0 or follows a newline; ``begin - 1`` for the
+        first line), in order."""
+        found = set()
         rfind, find = text.rfind, text.find
         floor = max(begin - 1, 0)  # rfind from here finds the newline before the first line
         for pattern, values, alone in self.patterns:
-            if alone:  # the usual case, made quick: every match selects its line
-                starts.update(rfind(b"\n", floor, match.start()) + 1
-                              for match in pattern.finditer(text, begin, end))
+            if alone:  # the usual case, made quick (in C): every match selects its line
+                found.update(map(rfind, repeat(b"\n"), repeat(floor),
+                                 map(_MATCH_START, pattern.finditer(text, begin, end))))
                 continue
             for match in pattern.finditer(text, begin, end):
-                start = rfind(b"\n", floor, match.start()) + 1
+                newline = rfind(b"\n", floor, match.start())
                 rests = values[match.group(1)]
                 if rests is None:
-                    starts.add(start)
-                elif start not in starts:
-                    line_end = find(b"\n", start)
+                    found.add(newline)
+                elif newline not in found:
+                    line_end = find(b"\n", newline + 1)
                     for needles in rests:
-                        if all(find(needle, start, line_end) >= 0 for needle in needles):
-                            starts.add(start)
+                        if all(find(needle, newline + 1, line_end) >= 0
+                               for needle in needles):
+                            found.add(newline)
                             break
         first = _ESCAPE.search(text, begin, end)  # rare: one search costs less than finditer
         if first is not None:
-            for match in _ESCAPE.finditer(text, first.start(), end):
-                starts.add(rfind(b"\n", floor, match.start()) + 1)
+            found.update(map(rfind, repeat(b"\n"), repeat(floor),
+                             map(_MATCH_START, _ESCAPE.finditer(text, first.start(), end))))
         if text[begin:begin + 1] != b"{":
-            starts.add(begin)
+            found.add(begin - 1)
         last = end - 1
         for match in _SHAPE.finditer(text, begin, end):
             newline = match.start()
             if newline == begin or not _ends_object(text, newline):
-                starts.add(rfind(b"\n", floor, newline) + 1)
+                found.add(rfind(b"\n", floor, newline))
             if newline < last and text[newline + 1] != 123:  # "{"
-                starts.add(newline + 1)
-        return sorted(starts)
+                found.add(newline)
+        return sorted(found)
 
 
 def _is_plain(name):
@@ -512,10 +515,10 @@ def _compile_shared():
     # A newline next to a line that does not look like an object: the line after does
     # not start with "{", or (told by the caller) the line before does not end with "}".
     shape = re.compile(rb"\n(?:(?!\{)|(?<!\}\n)(?<!\}\r\n))")
-    return escape, shape
+    return escape, shape, re.Match.start
 
 
-_ESCAPE = _SHAPE = None
+_ESCAPE = _SHAPE = _MATCH_START = None
 
 
 def _ends_object(text, newline):
@@ -553,6 +556,8 @@ def _recover(line, loads):
 class _Lines:
     """Turns blocks of whole lines of one input into items, numbering lines as it goes."""
 
+    take = None  # what _selected does with a line to decode, when not decode it
+
     def __init__(self, source, selection, exact, every_line):
         self.source = source
         self.loads = _loads_exactly if exact else orjson.loads
@@ -565,11 +570,11 @@ class _Lines:
         self.base = 0  # where in the input the block in hand begins (for _SpanLines)
 
     def _choose(self, selection):
-        global _ESCAPE, _SHAPE
+        global _ESCAPE, _SHAPE, _MATCH_START
         self.wants = None if selection is None else selection.wants
         self.selection = None if self.every_line else selection
         if self.selection is not None and _SHAPE is None:
-            _ESCAPE, _SHAPE = _compile_shared()
+            _ESCAPE, _SHAPE, _MATCH_START = _compile_shared()
 
     def block(self, data, begin=0, end=None):
         """Items of ``data[begin:end]``, whole lines each ending in a newline (offsets,
@@ -649,39 +654,44 @@ class _Lines:
             append(BadLine(self.source, number, _CUT_INSIDE, line))
         self._add(line[place:], number, append, value)
 
-    def take(self, text, start, end, number, append):
-        """The items of the selected line ``text[start:end]`` (``_add`` made quick for a
-        line that decodes to an object)."""
-        line = text[start:end]
-        try:
-            value = self.loads(line)
-        except _NOT_DECODED:
-            self._add(line, number, append)
-            return
-        if value.__class__ is not dict:
-            self._add(line, number, append, value)
-        elif self.wants(value):
-            append(Event(self.source, number, value))
-        else:
-            append(Skipped(self.source, number))
-
     def _selected(self, text, begin, end):
-        """Decode only the lines that may hold a wanted event (``Selection.starts``);
-        each stretch of lines passed over becomes one ``Skipped`` item."""
+        """Decode only the lines that may hold a wanted event (``Selection.newlines``);
+        each stretch of lines passed over becomes one ``Skipped`` item.  (A line that
+        decodes to a wanted object is made an Event here, inline: the usual case.)"""
         items = []
         append = items.append
-        source, take = self.source, self.take
+        source, take, loads, wants = self.source, self.take, self.loads, self.wants
+        # Selection.wants, inline where every marker is one pair of the same key.
+        key, values = self.selection.quick or (None, None)
         number = self.number
         count, find = text.count, text.find
         position = begin  # where the lines not yet numbered begin
-        for start in self.selection.starts(text, begin, end):
+        for newline in self.selection.newlines(text, begin, end):
+            start = newline + 1
             if start > position:
                 append(Skipped(source, number + 1))
                 number += count(b"\n", position, start)
-            line_end = find(b"\n", start)
+            position = find(b"\n", start) + 1
             number += 1
-            take(text, start, line_end, number, append)
-            position = line_end + 1
+            if take is not None:
+                take(text, start, position - 1, number, append)
+                continue
+            line = text[start:position - 1]
+            try:
+                value = loads(line)
+            except _NOT_DECODED:
+                self._add(line, number, append)
+                continue
+            if value.__class__ is dict:
+                if key is None:
+                    wanted = wants(value)
+                else:
+                    wanted = value.get(key)
+                    wanted = wanted.__class__ is str and wanted in values
+                if wanted:
+                    append(Event(source, number, value))
+                    continue
+            self._add(line, number, append, value)
         if position < end:
             append(Skipped(source, number + 1))
             number += count(b"\n", position, end)
@@ -1069,6 +1079,7 @@ class _SpanLines:
 
     block = None  # set below: _Lines's, so that both select lines alike
     _selected = None
+    loads = wants = None  # nothing is decoded
     overlong = None
 
     def take(self, text, start, end, number, append):

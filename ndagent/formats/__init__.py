@@ -129,28 +129,25 @@ class Detector:
 class OtherAgents:
     """Tells the objects of an input read as ``module``'s that are decisive for another
     agent (AGENTS.md 4: bad lines, ``a codex event in a claude stream``), at little
-    cost: for each type, only the agents that ``may_decide`` on it are tried, and
-    ``by_type`` holds them (at most MAX_TYPES types), so that a caller skips the objects
-    of a type no other agent decides on at the cost of one lookup: ``by_type.get(kind)
-    == ()``."""
+    cost: for each type, only the agents that ``may_decide`` on it are tried.
+    ``by_type`` holds, for each type seen (at most MAX_TYPES), those agents' tests,
+    ``((decides, module), ...)``, so that a caller finds them with one lookup, and
+    ``tests`` learns them for a type not seen yet."""
 
     def __init__(self, module):
         self.others = tuple(other for other in map(get, NAMES) if other is not module)
-        self.by_type = {}  # kind -> ((decides, module), ...)
+        self.by_type = {}
 
-    def find(self, data, kind):
-        """The format module of another agent for which ``data`` (of type ``kind``, a
-        string or None) is decisive, or None."""
+    def tests(self, kind):
+        """The tests of the other agents that may decide on objects of type ``kind`` (a
+        string or None): ``((decides, module), ...)``."""
         tests = self.by_type.get(kind)
         if tests is None:
             tests = () if kind is None else tuple(
                 (other.decides, other) for other in self.others if other.may_decide(kind))
             if len(self.by_type) < MAX_TYPES:
                 self.by_type[kind] = tests
-        for decides, other in tests:
-            if decides(data):
-                return other
-        return None
+        return tests
 
 
 def json_output(start):
