@@ -8,6 +8,7 @@ stream hide a shell command from an audit.
 """
 
 import os
+from pathlib import Path
 
 import orjson
 import pytest
@@ -249,6 +250,37 @@ def test_two_processes_print_what_one_prints_on_the_bench_stream(tmp_path):
         one = outputs(verb, path, options, False)
         assert one[1], (verb, *options)
         assert outputs(verb, path, options, True) == one, (verb, *options)
+
+
+TESTS = Path(__file__).resolve().parent
+SMALL_INPUTS = sorted([*TESTS.glob("fixtures/*.ndjson"), *TESTS.glob("golden/*/*/input.ndjson")])
+
+
+@pytest.mark.parametrize("path", SMALL_INPUTS, ids=lambda path: str(path.relative_to(TESTS)))
+def test_two_processes_print_what_one_prints_on_every_fixture(path):
+    """Every fixture and golden input of every agent, as a file large enough for two
+    processes: the same status, output and messages."""
+    for verb, *options in PARALLEL_CASES:
+        assert outputs(verb, path, options, True) == outputs(verb, path, options, False), (
+            verb, *options)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_two_processes_print_what_one_prints_on_the_other_agents_bench_streams(agent,
+                                                                               tmp_path):
+    import sys
+
+    sys.path.insert(0, str(TESTS / "bench"))
+    from generate import generate
+
+    path = tmp_path / f"bench-{agent}.ndjson"
+    generate(path, 1, seed=7, agent=agent)
+    printed = False
+    for verb, *options in PARALLEL_CASES:
+        one = outputs(verb, path, options, False)
+        printed = printed or bool(one[1])
+        assert outputs(verb, path, options, True) == one, (verb, *options)
+    assert printed
 
 
 def test_a_half_with_too_many_lines_to_decode_is_read_by_the_parent(tmp_path, monkeypatch):
