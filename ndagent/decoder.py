@@ -35,6 +35,7 @@ Example::
 
 import os
 from itertools import repeat
+from time import process_time
 
 import orjson
 
@@ -556,7 +557,6 @@ def _recover(line, loads):
 class _Lines:
     """Turns blocks of whole lines of one input into items, numbering lines as it goes."""
 
-    take = None  # what _selected does with a line to decode, when not decode it
 
     def __init__(self, source, selection, exact, every_line):
         self.source = source
@@ -572,6 +572,8 @@ class _Lines:
     def _choose(self, selection):
         global _ESCAPE, _SHAPE, _MATCH_START
         self.wants = None if selection is None else selection.wants
+        self.quick_key, self.quick_values = (None, None) if selection is None else (
+            selection.quick or (None, None))
         self.selection = None if self.every_line else selection
         if self.selection is not None and _SHAPE is None:
             _ESCAPE, _SHAPE, _MATCH_START = _compile_shared()
@@ -654,15 +656,34 @@ class _Lines:
             append(BadLine(self.source, number, _CUT_INSIDE, line))
         self._add(line[place:], number, append, value)
 
+    def take(self, text, start, end, number, append):
+        """The items of the line ``text[start:end]``, to decode (``_add`` made quick for a
+        line that decodes to a wanted object, with Selection's test inline where every
+        marker is one pair of the same key)."""
+        line = text[start:end]
+        try:
+            value = self.loads(line)
+        except _NOT_DECODED:
+            self._add(line, number, append)
+            return
+        if value.__class__ is dict:
+            key = self.quick_key
+            if key is None:
+                wanted = self.wants(value)
+            else:
+                wanted = value.get(key)
+                wanted = wanted.__class__ is str and wanted in self.quick_values
+            if wanted:
+                append(Event(self.source, number, value))
+                return
+        self._add(line, number, append, value)
+
     def _selected(self, text, begin, end):
         """Decode only the lines that may hold a wanted event (``Selection.newlines``);
-        each stretch of lines passed over becomes one ``Skipped`` item.  (A line that
-        decodes to a wanted object is made an Event here, inline: the usual case.)"""
+        each stretch of lines passed over becomes one ``Skipped`` item."""
         items = []
         append = items.append
-        source, take, loads, wants = self.source, self.take, self.loads, self.wants
-        # Selection.wants, inline where every marker is one pair of the same key.
-        key, values = self.selection.quick or (None, None)
+        source, take = self.source, self.take
         number = self.number
         count, find = text.count, text.find
         position = begin  # where the lines not yet numbered begin
@@ -673,25 +694,7 @@ class _Lines:
                 number += count(b"\n", position, start)
             position = find(b"\n", start) + 1
             number += 1
-            if take is not None:
-                take(text, start, position - 1, number, append)
-                continue
-            line = text[start:position - 1]
-            try:
-                value = loads(line)
-            except _NOT_DECODED:
-                self._add(line, number, append)
-                continue
-            if value.__class__ is dict:
-                if key is None:
-                    wanted = wants(value)
-                else:
-                    wanted = value.get(key)
-                    wanted = wanted.__class__ is str and wanted in values
-                if wanted:
-                    append(Event(source, number, value))
-                    continue
-            self._add(line, number, append, value)
+            take(text, start, position - 1, number, append)
         if position < end:
             append(Skipped(source, number + 1))
             number += count(b"\n", position, end)
@@ -875,13 +878,11 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
         try:
             lines = _Lines(source, want, exact, every_line)
             if lines.selection is not None and handle is not None:
-                half = _SecondHalf.start(handle.fileno(), lines, chunk_size, max_line)
+                half = _SecondHalf.of(handle.fileno(), lines, chunk_size, max_line)
             if half is None:
                 yield from _read_batches(source, read, lines, chunk_size, max_line)
             else:
-                yield from _read_batches(source, half.first_reader(), lines, chunk_size,
-                                         max_line)
-                yield from half.items()
+                yield from half.batches()
         finally:
             if half is not None:
                 half.end_child()
@@ -894,27 +895,38 @@ PARALLEL_FROM = 16 << 20
 # The most items the child's record of a half holds (some 150 bytes each in the
 # parent): a half with more lines to decode is read by the parent instead.
 MAX_RECORD = 200_000
+# How much of the file the parent reads before it chooses where the child's part begins.
+WARM_UP = 2 << 20
+# The least and the most of the rest of the file that the parent keeps for itself.
+SHARES = (0.15, 0.5)
 
 
 class _SecondHalf:
-    """The second half of a large regular file, scanned by a forked child.
+    """The last part of a large regular file, scanned by a forked child.
 
     The scan (which lines may hold a wanted event, and counting lines) is most of the
     work of a command with a selection.  The child runs the same ``_read_batches`` over
-    the half that starts after the first newline past the middle, recording where the
-    lines to decode are instead of decoding them, and sends that record to this
-    process, which reads the first half meanwhile and then decodes the lines the
-    record names: the items, and so the output, are the same as from one process.  On
-    any failure of the child, this process reads the second half itself."""
+    its part, which starts at a line, recording where the lines to decode are instead
+    of decoding them, and sends that record to this process, which reads the first
+    part meanwhile and then decodes the lines the record names: the items, and so the
+    output, are the same as from one process.  On any failure of the child, this
+    process reads the part itself.
 
-    def __init__(self, fd, middle, size, lines, chunk_size, max_line):
-        self.fd, self.middle, self.size = fd, middle, size
+    Where the child's part begins is chosen after the first ``WARM_UP`` bytes, from
+    the time this process took for them: scanning, and the rest (decoding, and the
+    command's work on the items), so that the child ends its scan about when this
+    process ends the first part (``share``): a command that does much with each line
+    leaves more of the scan to the child."""
+
+    def __init__(self, fd, size, lines, chunk_size, max_line):
+        self.fd, self.size = fd, size
+        self.middle = size  # where the child's part begins, once it is under way
         self.lines, self.chunk_size, self.max_line = lines, chunk_size, max_line
         self.pid = self.pipe = None
 
     @classmethod
-    def start(cls, fd, lines, chunk_size, max_line):
-        """The second half under way in a child, or None where one process is best."""
+    def of(cls, fd, lines, chunk_size, max_line):
+        """The two-process reading of ``fd``, or None where one process is best."""
         import stat
 
         if not hasattr(os, "fork"):
@@ -922,20 +934,57 @@ class _SecondHalf:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size < PARALLEL_FROM:
             return None
-        window = os.pread(fd, 1 << 20, info.st_size // 2)
-        newline = window.find(b"\n")
-        if newline < 0 or info.st_size // 2 + newline + 1 >= info.st_size:
-            return None
-        half = cls(fd, info.st_size // 2 + newline + 1, info.st_size, lines, chunk_size,
-                   max_line)
-        half._fork()
-        return half
+        return cls(fd, info.st_size, lines, chunk_size, max_line)
 
-    def first_reader(self):
-        return _range_reader(self.fd, 0, self.middle)
+    def batches(self):
+        """The items of the whole file, in batches."""
+        lines = self.lines
+        first = _Range(self.fd, 0, self.size)
+        reading = _read_batches(lines.source, first.read, lines, self.chunk_size,
+                                self.max_line)
+        warm_up = min(WARM_UP, self.size // 8)
+        part = SHARES[1]
+        if warm_up:
+            # The child's work on the first bytes, timed (its items are not kept), then
+            # this process's on the same bytes, the command's work included.
+            mark = process_time()
+            for _ in self._spans(_Range(self.fd, 0, warm_up).read):
+                pass
+            scan, work, mark = process_time() - mark, 0.0, process_time()
+            for batch in reading:
+                yield batch
+                now = process_time()
+                work, mark = work + now - mark, now
+                if first.position >= warm_up:
+                    break
+            else:
+                return  # no more than the first bytes
+            part = share(scan, work)
+        if self._start(first.position + int((self.size - first.position) * part)):
+            first.end = self.middle
+        yield from reading
+        if self.pid is not None:
+            yield from self.items()
+
+    def _start(self, begin):
+        """Start the child on the lines from the first one at ``begin`` or after: whether
+        it is under way."""
+        window = os.pread(self.fd, 1 << 20, begin)
+        newline = window.find(b"\n")
+        if newline < 0 or begin + newline + 1 >= self.size:
+            return False
+        self.middle = begin + newline + 1
+        self._fork()
+        return True
+
+    def _spans(self, read, spans=None, offset=0):
+        """The batches of the child's scan of what ``read`` reads, from ``offset``."""
+        spans = spans or _SpanLines(self.lines)
+        return _read_batches(spans.source, read, spans, self.chunk_size, self.max_line,
+                             at_start=offset == 0, offset=offset)
 
     def _second_reader(self):
-        return _range_reader(self.fd, self.middle, self.size)
+        return _Range(self.fd, self.middle, self.size).read
 
     def _fork(self):
         import signal
@@ -967,9 +1016,7 @@ class _SecondHalf:
         then reads the half itself), so that the record's memory is bounded."""
         spans = _SpanLines(self.lines)
         record = []
-        for batch in _read_batches(spans.source, self._second_reader(), spans,
-                                   self.chunk_size, self.max_line, at_start=False,
-                                   offset=self.middle):
+        for batch in self._spans(self._second_reader(), spans, self.middle):
             for item in batch:
                 kind = item.__class__
                 if kind is tuple:
@@ -1010,9 +1057,12 @@ class _SecondHalf:
         append = batch.append
         for entry in entries:
             kind = entry[0]
-            if kind == "d" or kind == "l":
+            if kind == "d":
                 _, offset, length, number = entry
-                lines._add(line(offset, length), base + number, append, last=kind == "l")
+                lines.take(line(offset, length), 0, length, base + number, append)
+            elif kind == "l":
+                _, offset, length, number = entry
+                lines._add(line(offset, length), base + number, append, last=True)
             elif kind == "s":
                 append(Skipped(source, base + entry[1]))
             elif kind == "b":
@@ -1079,7 +1129,6 @@ class _SpanLines:
 
     block = None  # set below: _Lines's, so that both select lines alike
     _selected = None
-    loads = wants = None  # nothing is decoded
     overlong = None
 
     def take(self, text, start, end, number, append):
@@ -1095,17 +1144,31 @@ _SpanLines._selected = _Lines._selected
 _SpanLines.overlong = _Lines.overlong
 
 
-def _range_reader(fd, begin, end):
-    """A read function for the bytes of ``fd`` from ``begin`` to ``end``."""
-    position = begin
+def share(scan, work):
+    """The part of the rest of a file that this process reads, the child the remainder,
+    from the times for the first bytes: ``scan``, the child's (finding the lines to
+    decode), and ``work``, this process's (that, decoding them, and the command's
+    work).  This process reaches the child's part at ``x * work``, when the child has
+    scanned it if ``(1 - x) * scan`` is no more: ``x = scan / (work + scan)``, bounded
+    by SHARES."""
+    if work <= 0 or scan <= 0:
+        return SHARES[1]
+    return min(max(scan / (work + scan), SHARES[0]), SHARES[1])
 
-    def read(size):
-        nonlocal position
-        data = os.pread(fd, min(size, end - position), position) if position < end else b""
-        position += len(data)
+
+class _Range:
+    """Reads the bytes of ``fd`` from ``position`` to ``end``, which may be moved
+    nearer while reading."""
+
+    def __init__(self, fd, position, end):
+        self.fd, self.position, self.end = fd, position, end
+
+    def read(self, size):
+        if self.position >= self.end:
+            return b""
+        data = os.pread(self.fd, min(size, self.end - self.position), self.position)
+        self.position += len(data)
         return data
-
-    return read
 
 
 # How much a pipe read from may hold: as much as a chunk, so that a writer ahead of us

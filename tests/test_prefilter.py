@@ -195,33 +195,50 @@ def test_property_every_converter_prints_the_same_with_and_without_the_prefilter
 PARALLEL_CASES = CONVERTERS + [("text", "-v", "--strict")]
 
 
-def outputs(verb, path, options, parallel):
+def outputs(verb, path, options, parallel, part=0.5):
     """(status, stdout, stderr) of a command on a file, with or without the two-process
-    path (every file counts as large, or none does).  With it, every child must have
-    sent its record: one that failed would leave its half to the parent, which gives
-    the same output and so would hide that the path is not taken."""
+    path (every file counts as large, or none does; the child's part begins at the
+    first line from ``part`` of the file).  Every child started must have sent its
+    record: one that failed would leave its part to the parent, which gives the same
+    output and so would hide that the path is not taken.  ``outputs.children``: how
+    many were started."""
     from ndagent import decoder
 
-    saved, receive = decoder.PARALLEL_FROM, decoder._SecondHalf._receive
-    records = []
+    saved = decoder.PARALLEL_FROM, decoder.WARM_UP, decoder.SHARES
+    start, receive = decoder._SecondHalf._start, decoder._SecondHalf._receive
+    started, records = [], []
 
-    def watched(half):
+    def watched_start(half, begin):
+        started.append(start(half, begin))
+        return started[-1]
+
+    def watched_receive(half):
         records.append(receive(half))
         return records[-1]
 
     decoder.PARALLEL_FROM = 1 if parallel else 1 << 62
-    decoder._SecondHalf._receive = watched
+    decoder.WARM_UP, decoder.SHARES = 0, (part, part)
+    decoder._SecondHalf._start, decoder._SecondHalf._receive = watched_start, watched_receive
     try:
         return in_process(verb, b"", *options, path)
     finally:
-        decoder.PARALLEL_FROM, decoder._SecondHalf._receive = saved, receive
-        assert None not in records, "a child failed: its half was read by the parent"
+        decoder.PARALLEL_FROM, decoder.WARM_UP, decoder.SHARES = saved
+        decoder._SecondHalf._start, decoder._SecondHalf._receive = start, receive
+        outputs.children = started.count(True)
+        assert len(records) == outputs.children, "a child's record was not read"
+        assert None not in records, "a child failed: its part was read by the parent"
+
+
+def children_started(options):
+    """Whether the last ``outputs`` started a child, as it must on a stream of many lines
+    read with a selection (--strict decodes every line: one process)."""
+    return outputs.children > 0 or "--strict" in options
 
 
 # Each example forks a child for every command: a tenth of the examples of the others.
 @settings(EXAMPLES, max_examples=max(EXAMPLES.max_examples // 10, 20))
-@given(streams())
-def test_property_two_processes_print_what_one_prints(stream):
+@given(streams(), st.floats(0.01, 0.99))
+def test_property_two_processes_print_what_one_prints(stream, part):
     import tempfile
     from pathlib import Path
 
@@ -229,8 +246,10 @@ def test_property_two_processes_print_what_one_prints(stream):
         path = Path(folder) / "run.ndjson"
         path.write_bytes(stream)
         for verb, *options in PARALLEL_CASES:
-            assert outputs(verb, path, options, True) == outputs(verb, path, options,
-                                                                 False), (verb, *options)
+            two = outputs(verb, path, options, True, part)
+            newline = stream.find(b"\n", int(len(stream) * part))  # the child's part after it
+            assert children_started(options) or not 0 <= newline < len(stream) - 1
+            assert two == outputs(verb, path, options, False), (verb, *options)
 
 
 def test_two_processes_print_what_one_prints_on_the_bench_stream(tmp_path):
@@ -250,6 +269,7 @@ def test_two_processes_print_what_one_prints_on_the_bench_stream(tmp_path):
         one = outputs(verb, path, options, False)
         assert one[1], (verb, *options)
         assert outputs(verb, path, options, True) == one, (verb, *options)
+        assert children_started(options)
 
 
 TESTS = Path(__file__).resolve().parent
@@ -280,7 +300,47 @@ def test_two_processes_print_what_one_prints_on_the_other_agents_bench_streams(a
         one = outputs(verb, path, options, False)
         printed = printed or bool(one[1])
         assert outputs(verb, path, options, True) == one, (verb, *options)
+        assert children_started(options)
     assert printed
+
+
+def test_the_child_s_part_chosen_from_the_first_bytes_gives_what_one_process_gives(
+        tmp_path, monkeypatch):
+    """With a warm-up (the parent times the child's work and its own on the first
+    bytes, then chooses where the child's part begins), as on large files."""
+    import sys
+
+    from ndagent import decoder
+
+    sys.path.insert(0, str(TESTS / "bench"))
+    from generate import generate
+
+    path = tmp_path / "bench.ndjson"
+    generate(path, 1, seed=3)
+    timed, started = [], []
+    start = decoder._SecondHalf._start
+    monkeypatch.setattr(decoder, "share", lambda scan, work: timed.append((scan, work)) or 0.3)
+    monkeypatch.setattr(decoder._SecondHalf, "_start",
+                        lambda half, begin: started.append(start(half, begin)) or started[-1])
+    monkeypatch.setattr(decoder, "WARM_UP", 32 << 10)
+    for verb, *options in CONVERTERS:
+        one = outputs(verb, path, options, False)
+        monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)
+        assert in_process(verb, b"", *options, path) == one, (verb, *options)
+    assert started == [True] * len(CONVERTERS)
+    assert all(scan > 0 and work > 0 for scan, work in timed)
+
+
+@pytest.mark.parametrize("scan, work, part", [
+    (1.0, 1.0, 0.5),  # nothing to do but scan: halves
+    (1.0, 3.0, 0.25),  # the command's work is twice the scan: a quarter for the parent
+    (1.0, 100.0, 0.15),  # bounded below
+    (0.0, 0.0, 0.5),  # too quick to time
+])
+def test_the_parent_s_share_ends_both_processes_together(scan, work, part):
+    from ndagent.decoder import share
+
+    assert share(scan, work) == pytest.approx(part)
 
 
 def test_a_half_with_too_many_lines_to_decode_is_read_by_the_parent(tmp_path, monkeypatch):
@@ -296,5 +356,6 @@ def test_a_half_with_too_many_lines_to_decode_is_read_by_the_parent(tmp_path, mo
     monkeypatch.setattr(decoder._SecondHalf, "_receive",
                         lambda half: records.append(receive(half)) or records[-1])
     monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(decoder, "WARM_UP", 0)
     assert in_process("result", b"", path) == one
     assert records == [None]
