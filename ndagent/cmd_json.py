@@ -41,7 +41,7 @@ EXAMPLES = """\
 
 class JsonCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "json", SUMMARY, DESCRIPTION, EXAMPLES
-    needs = frozenset({"ends"})
+    needs = frozenset({"native"})
     exact = True
 
     def end_run(self, end, pending):

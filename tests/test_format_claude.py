@@ -987,7 +987,8 @@ def test_decides(data, decisive):
 
 NEEDS = [frozenset(needs) for needs in ((), ("text",), ("tools",), ("tool_ends",),
                                         ("ends",), ("text", "tools"), ("text", "ends"),
-                                        ("tools", "ends"), ("text", "tools", "ends"))]
+                                        ("tools", "ends"), ("text", "tools", "ends"),
+                                        ("native",), ("tools", "native"))]
 
 
 def _project(events, needs):
@@ -1007,6 +1008,9 @@ def _project(events, needs):
             if "ends" in needs:
                 fields += [event.answer, event.native, event.usage, event.cost_usd,
                            event.duration_ms, event.model]
+            elif "native" in needs:  # all but the answer of a run cut off
+                fields += [None if event.cutoff else event.answer, event.native,
+                           event.usage, event.cost_usd, event.duration_ms, event.model]
             kept.append(("end", *fields))
         elif (kind is Text and "text" in needs) or (
                 kind in (ToolStart, ToolEnd) and "tools" in needs) or (

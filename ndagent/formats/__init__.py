@@ -11,7 +11,8 @@ nothing else, and offers:
   test looks at their type);
 - ``markers(needs)``: the decoder markers (``ndagent.decoder.Selection``) of the raw
   lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
-  (ToolStart and ToolEnd) and ``"ends"`` (RunEnd: answer, usage, native object); the
+  (ToolStart and ToolEnd), ``"ends"`` (RunEnd: answer, usage, native object) and
+  ``"native"`` (RunEnd but the answer of a run cut off: what the json verb needs); the
   lines that begin and end runs are always among them;
 - ``Reader(source, checks, needs=None)``: turns one input's decoded items into model events
   (``ndagent.model``): ``event(event)`` for a decoder Event, ``skipped(item)`` for a

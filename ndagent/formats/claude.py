@@ -139,7 +139,8 @@ def markers(needs):
     ``result`` (runs end), ``rate_limit_event`` (begins no run, so it must be seen) and
     ``assistant`` (tool calls, text, a failed local command, the answer of a run cut
     off).  ``user`` lines end tool calls; ``stream_event`` lines carry text deltas, for
-    the text and for the answer of a run cut off in the middle of a message."""
+    the text and for the answer of a run cut off in the middle of a message (not
+    ``native``: the native object is the result event's)."""
     found = [(("type", "system"),), (("type", "result"),), (("type", "rate_limit_event"),),
              (("type", "assistant"),)]
     if "text" in needs or "ends" in needs:

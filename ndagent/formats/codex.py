@@ -164,14 +164,14 @@ class Reader:
     """Model events of one input's Codex events.  Runs begin and end only at the events
     always decoded (``markers``), so ``skipped`` has nothing to do.
 
-    ``needs`` (optional, beyond the protocol; as for ``markers``): without ``"ends"``,
-    the completed items are not kept for the native object (``RunEnd.native`` is None),
+    ``needs`` (optional, beyond the protocol; as for ``markers``): without ``"ends"``
+    or ``"native"``, the completed items are not kept for the native object (``RunEnd.native`` is None),
     so that memory does not grow with a run for verbs that never print it."""
 
     def __init__(self, source, checks=False, needs=None):
         self.source = source
         self.checks = checks
-        self.keep_items = needs is None or "ends" in needs
+        self.keep_items = needs is None or "ends" in needs or "native" in needs
         self.run = None
         # The input's thread: a run without thread.started (a next turn) continues it.
         self.thread_id = None

@@ -477,6 +477,7 @@ _NEEDS = {
     "tools": ("tool_call",),
     "tool_ends": ("tool_call/completed",),
     "ends": (),
+    "native": (),
 }
 _BOUNDARIES = ("system", "result")
 

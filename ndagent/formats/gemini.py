@@ -73,6 +73,7 @@ _MARKERS = {
     # The answer, and every error event for the native object's warnings.
     "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
 }
+_MARKERS["native"] = _MARKERS["ends"]  # the native object holds the answer
 
 
 # The types of the objects ``decides`` may find decisive.
