@@ -165,8 +165,9 @@ class Reader:
     always decoded (``markers``), so ``skipped`` has nothing to do.
 
     ``needs`` (optional, beyond the protocol; as for ``markers``): without ``"ends"``
-    or ``"native"``, the completed items are not kept for the native object (``RunEnd.native`` is None),
-    so that memory does not grow with a run for verbs that never print it."""
+    or ``"native"``, the completed items are not kept for the native object
+    (``RunEnd.native`` is None), so that memory does not grow with a run for verbs that
+    never print it."""
 
     def __init__(self, source, checks=False, needs=None):
         self.source = source
