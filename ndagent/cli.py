@@ -75,6 +75,22 @@ def _argparse():
     class Parser(argparse.ArgumentParser):
         """Usage errors in one line, as every other message."""
 
+        # The width of a formatter made for anything but help: argparse makes one for
+        # each option added (to check its metavar), which would import shutil to ask the
+        # terminal's width each time a command starts.
+        formatter_width = 80
+
+        def _get_formatter(self):
+            return self.formatter_class(prog=self.prog, width=self.formatter_width)
+
+        def format_help(self):
+            self.formatter_width = None  # the terminal's
+            return super().format_help()
+
+        def format_usage(self):
+            self.formatter_width = None
+            return super().format_usage()
+
         def error(self, message):
             from ndagent.terminal import escape_controls
 

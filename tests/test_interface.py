@@ -400,7 +400,7 @@ def test_a_large_compressed_file_never_takes_the_two_process_path(write, monkeyp
     from ndagent.formats import cursor
 
     started = []
-    start = decoder._SecondHalf.start
+    start = decoder._SecondHalf.of
 
     def spy(fd, *args):
         started.append(fd)
@@ -412,7 +412,7 @@ def test_a_large_compressed_file_never_takes_the_two_process_path(write, monkeyp
                 for batch in decoder.batches([path], selection) for item in batch]
 
     monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)  # every regular file is large
-    monkeypatch.setattr(decoder._SecondHalf, "start", staticmethod(spy))
+    monkeypatch.setattr(decoder._SecondHalf, "of", staticmethod(spy))
     data = VENDOR.read_bytes() * 3
     plain = items(write(data))
     assert started  # the plain file takes it
@@ -422,18 +422,18 @@ def test_a_large_compressed_file_never_takes_the_two_process_path(write, monkeyp
     assert not started
 
 
-def test_gzip_is_imported_only_for_compressed_input(write):
-    """(bz2, lzma and zlib are imported at start-up all the same, by argparse's help
-    formatter, through shutil.)"""
+def test_a_decompressor_is_imported_only_for_compressed_input(write):
+    """(Nor is shutil, which imports them all: argparse's formatter imports it to ask
+    the terminal's width, which only help needs.)"""
     import sys
 
     code = ("import sys\nfrom ndagent.cmd_json import main\nmain(sys.argv[1:])\n"
-            "print('gzip' in sys.modules)\n")
+            "print(sorted(set(sys.modules) & {'gzip', 'bz2', 'lzma', 'shutil'}))\n")
     plain = subprocess.run([sys.executable, "-c", code, VENDOR], capture_output=True)
-    assert plain.stdout.endswith(b"\nFalse\n")
+    assert plain.stdout.endswith(b"\n[]\n")
     path = compressed(write, VENDOR.read_bytes(), "gzip")
     done = subprocess.run([sys.executable, "-c", code, path], capture_output=True)
-    assert done.stdout.endswith(b"\nTrue\n")
+    assert done.stdout.endswith(b"\n['gzip']\n")
 
 
 def test_a_live_uncompressed_pipe_that_begins_as_a_magic_does_is_not_held_back():
