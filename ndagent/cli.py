@@ -424,6 +424,17 @@ class Output:
         if self.size > 1 << 20:
             self.flush()
 
+    def message(self, data):
+        """Write ``data``, whole lines, on standard error: what is waiting for standard
+        output goes first, so that a terminal shows both in order, and on a line of its
+        own."""
+        self.flush()
+        if self.line_open and _same_terminal(self.fd, 2):
+            # Not on the line of the answer being printed: on a line of its own.
+            data = b"\n" + data
+            self.line_open = False
+        write_message(data)
+
     def flush(self):
         if not self.parts:
             return
@@ -651,19 +662,29 @@ class Command:
             self.say(f"{where.source}:{where.line}: warning: {text}")
 
     def say(self, text):
-        """One line on standard error, control characters spelt out; what is waiting
-        for standard output goes first, so that a terminal shows both in order, and on
-        a line of its own."""
+        """One line on standard error, control characters spelt out (``Output.message``)."""
         from ndagent.terminal import escape_controls
 
-        out = self.out
-        out.flush()
-        message = f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace")
-        if out.line_open and _same_terminal(out.fd, 2):
-            # Not on the line of the answer being printed: on a line of its own.
-            message = b"\n" + message
-            out.line_open = False
-        write_message(message)
+        self.out.message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"))
+
+    # Reading FILEs in worker processes (ndagent.workers), for per_input commands.
+
+    stopped = False  # read no further FILE (stats under --strict)
+
+    def read_here(self, name):
+        """Read one FILE in this process."""
+        execute(self, [name])
+
+    def worker_options(self):
+        """Options of a worker's command beyond this one's (a format told here)."""
+        return {}
+
+    def worker_state(self):
+        """What a worker's command found besides its output, for ``take_worker_state``."""
+        return None
+
+    def take_worker_state(self, state):
+        """Add to this command what a worker's command found (``worker_state``)."""
 
 
 def _same_terminal(fd, other):

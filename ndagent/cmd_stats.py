@@ -1,9 +1,9 @@
 """ndagent stats: figures over many runs of any agent, mergeable across machines."""
 
 import os
-from sys import getsizeof, platform
+from sys import getsizeof
 
-from ndagent import cli
+from ndagent import cli, workers
 from ndagent.model import KINDS, OUTCOMES
 
 SUMMARY = "print figures over many runs: outcomes, durations, tokens, cost, tool calls"
@@ -20,15 +20,9 @@ COMMAND_LIMIT = 200
 TOP = 10
 TOKENS = ("input", "cacheRead", "cacheWrite", "output")
 RUN_OUTCOMES = ("ok", "failed", "cutoff")
-# Without -j, the FILEs are shared among processes when they add up to this many bytes:
-# below, starting the processes would cost more than it saves.
-SHARE_FROM = 8 << 20
 # The format of --partial: its first key and version.
 PARTIAL = "ndagent-stats-partial"
 VERSION = 1
-# Worker processes' start method: fork where it is safe and quick, spawn elsewhere (as
-# macOS itself chose).  The tests run both.
-START_METHOD = "fork" if platform.startswith("linux") else "spawn"
 
 DESCRIPTION = f"""\
 Read each FILE as a stream of its own (a run cut off at the end of one FILE is counted
@@ -72,7 +66,7 @@ group, the tool calls by status only and no failed commands (--header names the
 columns).
 
 Big archives: -j N reads the FILEs in N processes (by default one per core, when they
-add up to {SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
+add up to {workers.SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
 FILE order; standard input and the FILEs that are not regular files are read in this
 process. While many FILEs are read, a terminal's standard error shows how many are done
 and how fast (not with -q, nor when records go to that same terminal). --partial
@@ -138,12 +132,9 @@ class StatsCommand(cli.Command):
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
-            "--top", type=_count, default=TOP, metavar="N",
+            "--top", type=workers.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
-        parser.add_argument(
-            "-j", "--jobs", type=_positive, metavar="N",
-            help="read the FILEs in N processes (default: one per core when they add up to "
-                 f"{SHARE_FROM >> 20} MB or more; 1: in this one)")
+        workers.add_jobs_option(parser)
         parser.add_argument(
             "--partial", action="store_true",
             help="print a partial for --merge (one JSON object) instead of the figures")
@@ -156,8 +147,6 @@ class StatsCommand(cli.Command):
         self.by = args.by
         self.groups = {}  # group key -> Figures, in the order first seen
         self.tally = _Tally()  # the tool calls of the run in hand
-        self.stopped = False  # --strict met a bad line: read no further
-        self.messages = None  # in a worker process: the messages, kept for the parent
         self.progress = None
         form = args.format
         if form is None:
@@ -198,74 +187,21 @@ class StatsCommand(cli.Command):
         return None
 
     def _read(self, inputs):
-        """Read the inputs, in worker processes where -j asks for them and there are
-        regular files to share."""
-        jobs = self.args.jobs
-        plan, size = _plan(inputs, jobs or _cores())
-        if jobs is None:
-            jobs = _cores() if size >= SHARE_FROM else 1
-        workers = min(jobs, sum(1 for here, _ in plan if not here))
+        """Read the inputs, in worker processes where -j asks for them or they are
+        many bytes of regular files (ndagent.workers)."""
         shown = (len(inputs) > 1 and not self.quiet and os.isatty(2)
                  and not (self.by == "run" and self.out.terminal))
-        self.progress = _Progress(self.prog, len(inputs), shown)
-        if workers <= 1:
-            for name in inputs:
-                self._read_here(name)
-                if self.stopped:
-                    break
-            return
-        self._read_in_workers(plan, workers)
+        self.progress = workers.Progress(self.prog, len(inputs), shown)
+        workers.read(self, inputs, self.progress)
 
-    def _read_here(self, name):
-        cli.execute(self, [name])
-        self.progress.add(1, _size(name))
+    def worker_options(self):
+        return {"format": self.form}
 
-    def _read_in_workers(self, plan, workers):
-        from collections import deque
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-        from multiprocessing import get_context
+    def worker_state(self):
+        return list(self.groups.items())
 
-        options = {**vars(self.args), "files": [], "format": self.form}
-        executor = ProcessPoolExecutor(
-            workers, mp_context=get_context(START_METHOD), initializer=_start_worker,
-            initargs=(options, self.prog, self.out.terminal, os.getpid()))
-        tasks = iter(plan)
-        waiting = deque()  # (names, their future, or None to read them here), in order
-        try:
-            while True:
-                while len(waiting) < 4 * workers:
-                    here, names = next(tasks, (None, None))
-                    if names is None:
-                        break
-                    waiting.append((names, None if here else
-                                    executor.submit(_read_in_worker, names)))
-                if not waiting:
-                    break
-                names, future = waiting.popleft()
-                if future is None:
-                    self._read_here(names[0])
-                else:
-                    self._take(*future.result())
-                    self.progress.add(len(names), sum(map(_size, names)))
-                if self.stopped:
-                    break
-        except BrokenProcessPool:
-            self.say("a worker process died (killed? out of memory?): some FILEs were not read")
-            self.status = max(self.status, cli.EXIT_USAGE)
-        finally:
-            # Waits for the FILEs in hand only; workers left behind would wait for ever.
-            executor.shutdown(wait=True, cancel_futures=True)
-
-    def _take(self, groups, output, messages, status, stopped):
-        """What a worker read: its output and messages in order, its figures merged."""
-        if output:
-            self.out.write(output)
-        for message in messages:
-            self.say(message)
-        self.status = max(self.status, status)
-        self.stopped = stopped
-        self._add_groups(groups)
+    def take_worker_state(self, state):
+        self._add_groups(state)
 
     def _add_groups(self, groups):
         mine = self.groups
@@ -277,9 +213,6 @@ class StatsCommand(cli.Command):
                 found.merge(figures)
 
     def say(self, text):
-        if self.messages is not None:
-            self.messages.append(text)
-            return
         if self.progress is not None:
             self.progress.clear()
         super().say(text)
@@ -805,175 +738,6 @@ def _key_name(by):
 
 def _by_text(by):
     return "the summary" if by is None else f"--by {by}"
-
-
-def _count(text):
-    """A --top value: a whole number."""
-    from argparse import ArgumentTypeError
-
-    if not (text.isascii() and text.isdigit()):
-        raise ArgumentTypeError(f"not a whole number: {text!r}")
-    return int(text)
-
-
-def _positive(text):
-    """A -j value: a whole number above 0."""
-    from argparse import ArgumentTypeError
-
-    if _count(text) == 0:
-        raise ArgumentTypeError("0 processes: give 1 or more")
-    return int(text)
-
-
-def _cores():
-    """How many cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
-
-
-def _size(name):
-    """The size of a FILE in bytes, for the progress line (0 when not a regular file)."""
-    try:
-        return os.stat(name).st_size if name != "-" else 0
-    except OSError:
-        return 0
-
-
-# How many FILEs a worker reads for one task, at most: few enough that each worker gets
-# several tasks (an even share, and little left to wait for at the end), enough that a
-# task's cost (sending it, its result) does not count.
-TASK_FILES = 64
-
-
-def _plan(names, jobs):
-    """The FILEs as tasks for ``jobs`` processes, in order, ``(here, names)``: ``here``
-    for one FILE to read in this process (standard input, a pipe, a device), else up to
-    TASK_FILES regular FILEs (or FILEs that cannot be read: a worker says so) for a
-    worker; and the bytes of the regular FILEs."""
-    import stat
-
-    here = []
-    size = 0
-    for name in names:
-        if name == "-":
-            here.append(True)
-            continue
-        try:
-            found = os.stat(name)
-        except OSError:
-            here.append(False)
-            continue
-        here.append(not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode)))
-        if stat.S_ISREG(found.st_mode):
-            size += found.st_size
-    shared = here.count(False)
-    per_task = max(1, min(TASK_FILES, shared // (8 * jobs)))
-    plan = []
-    for name, in_here in zip(names, here):
-        if in_here:
-            plan.append((True, [name]))
-        elif plan and not plan[-1][0] and len(plan[-1][1]) < per_task:
-            plan[-1][1].append(name)
-        else:
-            plan.append((False, [name]))
-    return plan, size
-
-
-class _Progress:
-    """The line on a terminal's standard error that says how far the reading is: shown
-    after half a second, five times a second at most, erased at the end and before any
-    message."""
-
-    def __init__(self, prog, total, shown):
-        from time import monotonic
-
-        self.prog, self.total, self.shown = prog, total, shown
-        self.files = self.bytes = 0
-        self.clock = monotonic
-        self.began = monotonic()
-        self.next = self.began + 0.5
-        self.visible = False
-
-    def add(self, files, size):
-        self.files += files
-        self.bytes += size
-        if not self.shown:
-            return
-        now = self.clock()
-        if now < self.next:
-            return
-        self.next = now + 0.2
-        rate = self.bytes / (now - self.began) / 1e6
-        cli.write_message(f"\r{self.prog}: {self.files}/{self.total} files, "
-                          f"{rate:.1f} MB/s\x1b[K".encode())
-        self.visible = True
-
-    def clear(self):
-        if self.visible:
-            cli.write_message(b"\r\x1b[K")
-            self.visible = False
-
-
-class _Captured(cli.Output):
-    """A worker's standard output, kept for the parent, which writes it in FILE order."""
-
-    def __init__(self, terminal):
-        super().__init__()
-        self.terminal = terminal
-        self.data = []
-
-    def flush(self):
-        self.data.append(b"".join(self.parts))
-        self.parts.clear()
-        self.size = 0
-
-
-_WORKER = None  # (options, prog, terminal) of the worker process
-
-
-def _start_worker(options, prog, terminal, parent):
-    """A worker process begins: Ctrl-C ends it at once, quietly (the parent says it), and
-    so does the end of its ``parent``; the garbage collector set as ``run_command`` sets
-    it."""
-    import gc
-    import signal
-    from argparse import Namespace
-    from threading import Thread
-
-    global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    gc.set_threshold(100_000, 50, 100)
-    _WORKER = (Namespace(**options), prog, terminal)
-    Thread(target=_watch, args=(parent,), daemon=True).start()
-
-
-def _watch(parent):
-    """End this worker once its parent is gone (killed, or ended at Ctrl-C without a
-    word to it): it would wait for work for ever, holding the parent's standard output
-    open.  An orphan's parent is another process."""
-    from time import sleep
-
-    while os.getppid() == parent:
-        sleep(0.5)
-    os._exit(1)
-
-
-def _read_in_worker(names):
-    """Read ``names`` in a worker process: (groups, output, messages, status, stopped)."""
-    args, prog, terminal = _WORKER
-    command = StatsCommand(args, prog, _Captured(terminal))
-    command.messages = []
-    try:
-        cli.execute(command, names)
-    except MemoryError:
-        command.say("out of memory: try a smaller --max-line")
-        command.status = cli.EXIT_USAGE
-    command.out.flush()
-    return (list(command.groups.items()), b"".join(command.out.data), command.messages,
-            command.status, command.stopped)
 
 
 # Text for people.

@@ -2,7 +2,7 @@
 
 from sys import getsizeof
 
-from ndagent import cli
+from ndagent import cli, workers
 from ndagent.model import MAX_OPEN_CALLS
 from ndagent.terminal import QUOTE_LIMIT, quote
 
@@ -35,7 +35,10 @@ well-formed, complete, successful run: one line per finding, as it is found,
   FILE:LINE: error|warning: message [check]
 
 then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. Each
-FILE is checked as a stream of its own. The status is 1 when there is an error.
+FILE is checked as a stream of its own, so that many are checked in N processes with
+-j N (by default one per core when they add up to {workers.SHARE_FROM >> 20} MB or more),
+the output the same whatever N is, in FILE order. The status is 1 when there is an
+error.
 
 Each agent has the generic checks (bad lines, runs, calls, failed runs, the answer)
 and its own (listed below). For Cursor, whatever real streams contain is valid: the
@@ -128,6 +131,7 @@ class ValidateCommand(cli.Command):
             "text")
         cli.add_color_option(parser, "the text diagnostics as compilers do (the place, "
                                      "error:, warning:)")
+        workers.add_jobs_option(parser)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
@@ -137,6 +141,13 @@ class ValidateCommand(cli.Command):
         self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
+
+    def execute(self):
+        """Each FILE is checked on its own: many are shared among worker processes
+        (ndagent.workers), the output the same."""
+        workers.read(self, list(self.args.files) or ["-"])
+        self.out.flush()
+        return self.status
 
     def _new_input(self):
         self.runs = self.errors = self.warnings = 0
@@ -218,6 +229,7 @@ class ValidateCommand(cli.Command):
 
     def not_read(self, where, message):
         self.report(where, "agent", message)
+        self._new_input()  # no summary for it: the next FILE's counts begin at 0
 
     def other_agent(self, event):
         self.report(event, "other-agent", event.message)

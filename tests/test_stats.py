@@ -10,7 +10,7 @@ from conftest import InProcess, command, corpus_files, needs_corpus, on_a_termin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndagent import cmd_stats
+from ndagent import workers
 from ndagent.cmd_stats import main
 
 
@@ -530,7 +530,7 @@ def test_standard_input_among_the_files_is_read_in_order(pool):
 @pytest.mark.parametrize("method", ["spawn", "fork"])
 def test_worker_processes_started_either_way(pool, method, monkeypatch):
     """macOS starts worker processes by spawn, Linux by fork: both give the same."""
-    monkeypatch.setattr(cmd_stats, "START_METHOD", method)
+    monkeypatch.setattr(workers, "START_METHOD", method)
     status, out, _ = STATS("stats", b"", "-q", "-j", "2", "--by", "file", *pool)
     assert (status, out) == (0, stats("--by", "file", *pool))
 
@@ -592,33 +592,3 @@ def test_help_and_the_verb(folder):
     assert done.returncode == 0 and text.startswith("usage: ndagent-stats ")
     assert "within 1%" in text and "examples:" in text and "exit status:" in text
     assert run(None, "stats", "-q", *folder).stdout == run("stats", "-q", *folder).stdout
-
-
-def test_a_progress_line_is_erased(capfd):
-    progress = cmd_stats._Progress("ndagent-stats", 3, True)
-    progress.next = 0
-    progress.add(1, 2_000_000)
-    progress.clear()
-    progress.clear()
-    err = capfd.readouterr().err
-    assert err.startswith("\rndagent-stats: 1/3 files, ") and err.endswith(" MB/s\x1b[K\r\x1b[K")
-    hidden = cmd_stats._Progress("ndagent-stats", 3, False)
-    hidden.next = 0
-    hidden.add(1, 10)
-    hidden.clear()
-    assert capfd.readouterr().err == ""
-
-
-def test_the_plan_counts_the_bytes_of_the_files_for_the_default_jobs(tmp_path):
-    """Without -j, workers start from SHARE_FROM bytes of FILEs: the plan must give
-    their bytes (not the number of files per task)."""
-    from ndagent.cmd_stats import _plan
-
-    paths = []
-    for index in range(3):
-        path = tmp_path / f"{index}.ndjson"
-        path.write_bytes(b"x" * 1000 * (index + 1))
-        paths.append(str(path))
-    plan, size = _plan(paths, 2)
-    assert size == 6000
-    assert [name for _, names in plan for name in names] == paths

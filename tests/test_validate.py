@@ -449,3 +449,15 @@ def test_a_tool_and_a_function_in_one_tool_call_is_ambiguous(validate):
     status, found, out = validate(lines)
     assert (status, found) == (1, [(5, "error", "fields")])
     assert '"tool_call" must hold one object' in out
+
+
+def test_a_file_not_read_leaves_no_count_to_the_next_one(tmp_path):
+    """A FILE refused (json output, no agent's stream) gets its error and no summary;
+    the next FILE's summary counts its own errors only."""
+    refused = tmp_path / "refused.ndjson"
+    refused.write_bytes(b'[{"type":"system","subtype":"init"}]\n')
+    done = run("validate", refused, fixture("vendor-example.ndjson"))
+    lines = done.stdout.decode().splitlines()
+    assert done.returncode == 1
+    assert lines[0].endswith("[agent]") and len(lines) == 2
+    assert lines[1].endswith(" 1 runs, 0 errors, 0 warnings"), lines

@@ -57,6 +57,7 @@ complete -c ndagent -n '__fish_seen_subcommand_from validate' -l strict -d 'make
 complete -c ndagent -n '__fish_seen_subcommand_from validate' -s q -l quiet -d 'print no warnings, only errors'
 complete -c ndagent -n '__fish_seen_subcommand_from validate' -l format -x -a 'text ndjson' -d 'text'
 complete -c ndagent -n '__fish_seen_subcommand_from validate' -l color -x -a 'auto always never' -d 'colour the text diagnostics as compilers do'
+complete -c ndagent -n '__fish_seen_subcommand_from validate' -s j -l jobs -x -d 'read the FILEs in N processes'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -s h -l help -d 'show this help message and exit'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l agent -x -a 'auto cursor claude codex gemini' -d 'the agent whose stream each FILE is'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l max-line -x -d 'the longest line read, in bytes'
