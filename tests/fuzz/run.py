@@ -31,10 +31,10 @@ def main():
     import test_decoder
     import test_prefilter
     import test_robustness
-    import test_validate
+    import test_validate_quick
 
     properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder,
-                                              test_validate)
+                                              test_validate_quick)
                   for name, test in vars(module).items()
                   if name.startswith("test_property_") and args.only in name]
     runner = conftest.InProcess
