@@ -1,6 +1,7 @@
-"""The long fuzz run ('make fuzz'): the property tests of test_robustness.py, with many
-examples each, over every command, in-process.  Prints how many inputs each property
-ran through the commands, and exits 1 at the first property that fails.
+"""The long fuzz run ('make fuzz'): the property tests (test_property_*) of the test
+modules below, with many examples each, over every command, in-process.  Prints how
+many inputs each property ran through the commands, and exits 1 at the first property
+that fails.
 
 Each property runs in rounds of a few thousand examples: within one run Hypothesis
 keeps a record of every example it has tried, so one long run would grow without bound.
@@ -30,8 +31,10 @@ def main():
     import test_decoder
     import test_prefilter
     import test_robustness
+    import test_validate_quick
 
-    properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder)
+    properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder,
+                                              test_validate_quick)
                   for name, test in vars(module).items()
                   if name.startswith("test_property_") and args.only in name]
     runner = conftest.InProcess
