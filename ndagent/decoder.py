@@ -946,20 +946,28 @@ class _SecondHalf:
         part = SHARES[1]
         if warm_up:
             # The child's work on the first bytes, timed (its items are not kept), then
-            # this process's on the same bytes, the command's work included.
+            # this process's from its second batch on (the first bears the command's
+            # one-off costs: imports, a run begun), the command's work included: each
+            # per byte.
             mark = process_time()
             for _ in self._spans(_Range(self.fd, 0, warm_up).read):
                 pass
-            scan, work, mark = process_time() - mark, 0.0, process_time()
+            scan = (process_time() - mark) / warm_up
+            work = 0.0
+            begun = None  # where the timed batches begin
             for batch in reading:
                 yield batch
                 now = process_time()
-                work, mark = work + now - mark, now
-                if first.position >= warm_up:
-                    break
+                if begun is None:
+                    begun = first.position
+                elif first.position > begun:
+                    work += now - mark
+                    if first.position >= warm_up:
+                        break
+                mark = now
             else:
                 return  # no more than the first bytes
-            part = share(scan, work)
+            part = share(scan, work / (first.position - begun))
         if self._start(first.position + int((self.size - first.position) * part)):
             first.end = self.middle
         yield from reading
@@ -1146,8 +1154,8 @@ _SpanLines.overlong = _Lines.overlong
 
 def share(scan, work):
     """The part of the rest of a file that this process reads, the child the remainder,
-    from the times for the first bytes: ``scan``, the child's (finding the lines to
-    decode), and ``work``, this process's (that, decoding them, and the command's
+    from the times per byte on the first bytes: ``scan``, the child's (finding the lines
+    to decode), and ``work``, this process's (that, decoding them, and the command's
     work).  This process reaches the child's part at ``x * work``, when the child has
     scanned it if ``(1 - x) * scan`` is no more: ``x = scan / (work + scan)``, bounded
     by SHARES."""

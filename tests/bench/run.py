@@ -105,9 +105,12 @@ def has_taskset():
 
 
 def startup(rounds):
+    """The medians of start-up times, the two commands run in turn (as ``compare``)."""
     tiny = ROOT / "tests" / "fixtures" / "vendor-example.ndjson"
-    ours = [timed([str(BIN / "ndagent-json"), str(tiny)])[0] for _ in range(rounds)]
-    base = [timed([sys.executable, "-c", "import orjson"])[0] for _ in range(rounds)]
+    ours, base = [], []
+    for _ in range(rounds):
+        ours.append(timed([str(BIN / "ndagent-json"), str(tiny)])[0])
+        base.append(timed([sys.executable, "-c", "import orjson"])[0])
     return statistics.median(ours), statistics.median(base)
 
 
@@ -167,7 +170,7 @@ def many_files_bench(data, rounds, single):
         target = single[verb]
         if ratio < target:
             missed.append(f"{verb} (2 000 files)")
-        print(f"| `{verb}` | {our_s:.2f} s | {jq_s:.2f} s | {ratio:.1f}x | {target:.1f}x "
+        print(f"| `{verb}` | {our_s:.2f} s | {jq_s:.2f} s | {ratio:.2f}x | {target:.2f}x "
               f"| {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
     return missed
 
@@ -246,7 +249,7 @@ def main():
                 if one_core:  # the same command on one core against on two
                     scaling = f"{compare(argv, argv, args.rounds, one_core=(False, True))[2]:.2f}x"
             print(f"| `{verb}` | {kind} | {our_s:.2f} s, {megabytes / our_s:.0f} MB/s "
-                  f"| {jq_s:.2f} s, {megabytes / jq_s:.0f} MB/s | {ratio:.1f}x | {goal} | {met} "
+                  f"| {jq_s:.2f} s, {megabytes / jq_s:.0f} MB/s | {ratio:.2f}x | {goal} | {met} "
                   f"| {scaling} | {rss:.0f} MB |", flush=True)
     missed += many_files_bench(data, args.rounds, single)
     print("\nThe other agents' streams (tests/bench/generate.py --agent, the same size), "
@@ -267,10 +270,10 @@ def main():
         if ratio < target:
             missed.append(f"{agent} {ours[0]}")
         print(f"| {agent} | `{' '.join(ours)}` | {our_s:.2f} s, {size / our_s:.0f} MB/s "
-              f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.1f}x | {target:.1f}x "
+              f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.2f}x | {target:.2f}x "
               f"| {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
     missed += stats_bench(data, args.rounds)
-    ours, base = startup(max(10, args.rounds * 5))
+    ours, base = startup(max(10, args.rounds * 8))
     if ours > STARTUP * base:
         missed.append("start-up")
     print(f"\nStart-up on a tiny stream (median): `ndagent json` {ours * 1000:.0f} ms, "
