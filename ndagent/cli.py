@@ -981,10 +981,11 @@ def _handle(state, command, reader, pairer, batch):
     # The tests for another agent's objects, by type (OtherAgents).
     other_tests, learn_tests = reader.other_agents.by_type, reader.other_agents.tests
     text_class = _MODEL[2]
+    events = 0
     for item in batch:
         kind = item.__class__
         if kind is Event:
-            state.events += 1
+            events += 1
             tests = other_tests.get(item.type)
             if tests is None:
                 tests = learn_tests(item.type)
@@ -1013,6 +1014,7 @@ def _handle(state, command, reader, pairer, batch):
         else:
             command.unreadable(item)
             state.whole = False
+    state.events += events
     for item in reversed(batch):
         if item.__class__ is Event:
             state.last = item
