@@ -791,20 +791,24 @@ def _detect_head(name, detector):
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
         return None
     try:
-        with open(name, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        with open(name, "rb", buffering=0) as handle:
+            found = os.fstat(handle.fileno())
+            if not stat.S_ISREG(found.st_mode):
                 return None
-            head = handle.read(DETECT_HEAD)
-            whole = len(head) < DETECT_HEAD
+            # No more than the file holds (a buffer of DETECT_HEAD costs more than
+            # reading a small file), and a byte more to see whether it has grown since.
+            limit = min(DETECT_HEAD, found.st_size + 1)
+            head = handle.read(limit)
+            whole = len(head) < limit
     except OSError:
         return None
     if compression(head) is not None:
         return None
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
-    lines = head.split(b"\n")
-    if not whole or not head.endswith(b"\n"):
-        lines.pop()  # not a whole line, or the file's last line, without a newline
+    # Not the last piece: a line cut by the head, or the file's last line, without a
+    # newline (after a last newline, the empty piece is taken as split takes it).
+    lines = _pieces(head, whole and head.endswith(b"\n"))
     for number, line in enumerate(lines, 1):
         try:
             data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
@@ -817,6 +821,20 @@ def _detect_head(name, detector):
         if found is not None:
             return found
     return detector.end() if whole else None
+
+
+def _pieces(data, with_last):
+    """The pieces of ``data`` between newlines, one at a time (the first lines are
+    usually enough); the last piece only ``with_last``."""
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            if with_last:
+                yield data[start:]
+            return
+        yield data[start:end]
+        start = end + 1
 
 
 # The model's event classes, for _dispatch (imported when a command runs).

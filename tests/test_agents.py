@@ -288,3 +288,71 @@ def test_every_verb_on_a_real_capture(call, path):
     assert "pending" not in {r["status"] for r in records}
     assert len(call(text_main, path)[1].splitlines()) == len(calls)
     assert call(validate_main, path)[0] == (0 if ended else 1)
+
+
+def _decision_from_split(data, detector):
+    """What _detect_head decides, by the plain means: split the whole head into lines."""
+    from ndagent import cli
+
+    head = data[:cli.DETECT_HEAD]
+    whole = len(data) < cli.DETECT_HEAD
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    lines = head.split(b"\n")
+    if not whole or not head.endswith(b"\n"):
+        lines.pop()
+    for number, line in enumerate(lines, 1):
+        try:
+            data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
+        except orjson.JSONDecodeError:
+            data = None
+        if data.__class__ is not dict:
+            detector.other_line(line, number)
+            continue
+        found = detector.add(data, number)
+        if found is not None:
+            return found
+    return detector.end() if whole else None
+
+
+HEAD_LINES = [b'{"type":"system","subtype":"init","session_id":"s","model":"m"}',
+              b'{"type":"assistant","message":{"content":[{"type":"text","text":"x"}]}}',
+              b'{"type":"thread.started","thread_id":"t"}', b'{"type":"init","session_id":"s"}',
+              b'{"type":"user"}', b'{"type":"mystery"}', b"[{", b"{", b"noise", b"", b"  "]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(HEAD_LINES), max_size=8), st.booleans(), st.booleans(),
+       st.integers(0, 6))
+def test_property_the_head_is_read_as_split_reads_it(lines, newline_at_end, bom, cut):
+    """_detect_head reads the pieces of a file's head one at a time, and no more of the
+    file than it holds: the decision is the one from splitting the whole head."""
+    import tempfile
+
+    from ndagent import cli
+    from ndagent.formats import Detector
+
+    data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines)
+    if newline_at_end and lines:
+        data += b"\n"
+    data = data[:max(len(data) - cut, 0)]
+    with tempfile.NamedTemporaryFile(suffix=".ndjson") as file:
+        file.write(data)
+        file.flush()
+        found = cli._detect_head(file.name, Detector(None))
+    expected = _decision_from_split(data, Detector(None))
+    assert found == expected
+
+
+def test_a_head_beyond_detect_head_is_not_whole(tmp_path, monkeypatch):
+    from ndagent import cli
+    from ndagent.formats import Detector
+
+    monkeypatch.setattr(cli, "DETECT_HEAD", 64)
+    path = tmp_path / "noise.ndjson"
+    path.write_bytes(b"noise\n" * 20)  # 120 bytes: undecided within the head
+    assert cli._detect_head(str(path), Detector(None)) is None
+    assert _decision_from_split(path.read_bytes(), Detector(None)) is None
+    path.write_bytes(b"noise\n" * 5)  # whole: read as Cursor, nothing decisive
+    assert cli._detect_head(str(path), Detector(None)) == _decision_from_split(
+        path.read_bytes(), Detector(None))
