@@ -42,8 +42,8 @@ def dump(event):
     return json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def run_lines(rng, number):
-    """The lines of one run."""
+def run_lines(rng, number, steps=None):
+    """The lines of one run, of ``steps`` model calls (by default 8 to 24)."""
     session = f"{rng.getrandbits(32):08x}-0000-4000-8000-{number:012x}"
     request = f"{rng.getrandbits(32):08x}-1111-4111-8111-{number:012x}"
     partial = number % 4 == 3
@@ -58,7 +58,7 @@ def run_lines(rng, number):
           "cwd": "/home/user/project", "model": "Auto", "permissionMode": "default"})
     emit({"type": "user", "message": {"role": "user", "content": [
         {"type": "text", "text": sentence(rng, 30)}]}})
-    for step in range(rng.randint(8, 24)):
+    for step in range(rng.randint(8, 24) if steps is None else steps):
         for _ in range(rng.randint(20, 120)):
             clock += rng.randint(1, 30)
             emit({"type": "thinking", "subtype": "delta",

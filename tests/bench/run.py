@@ -130,11 +130,12 @@ def machine():
 
 
 def small_files(folder, agents, count=2000, size=40_000):
-    """``count`` files of about ``size`` bytes, each one whole run (the first lines of a
-    generated run, and its end), of ``agents`` in turn; made once, kept."""
+    """``count`` files of about ``size`` bytes, each one run (the first lines of a
+    generated run, and its end), of ``agents`` in turn; made once, kept.  With no
+    ``size``, whole Cursor runs of one model call each (about 25 KB)."""
     import random
 
-    from generate import AGENTS
+    from generate import AGENTS, run_lines
 
     folder.mkdir(exist_ok=True)
     paths = [folder / f"{number:05d}-{agents[number % len(agents)]}.ndjson"
@@ -143,6 +144,10 @@ def small_files(folder, agents, count=2000, size=40_000):
         return paths
     print(f"generating {count} files in {folder} ...", file=sys.stderr)
     for number, path in enumerate(paths):
+        if size is None:
+            path.write_text("".join(run_lines(random.Random(number), number, steps=1)),
+                            encoding="utf-8")
+            continue
         lines = AGENTS[agents[number % len(agents)]](random.Random(number), number)
         kept, total = [], len(lines[-1])
         for line in lines[:-1]:
@@ -155,12 +160,14 @@ def small_files(folder, agents, count=2000, size=40_000):
 
 
 def many_files_bench(data, rounds, single):
-    """Each verb over 2 000 Cursor files of about 40 KB against jq over the same files:
-    the target is the verb's ratio on the single 100 MB file (``single``)."""
-    paths = [str(path) for path in small_files(data / "cursor-2000", ["cursor"])]
+    """Each verb over 2 000 Cursor files, a whole run each, against jq over the same
+    files: the target is the verb's ratio on the single 100 MB file (``single``)."""
+    paths = [str(path) for path in small_files(data / "cursor-runs-2000", ["cursor"],
+                                                size=None)]
     megabytes = sum(os.path.getsize(path) for path in paths) / 1e6
-    print(f"\nThe same verbs over {len(paths)} Cursor files of about 40 KB ({megabytes:.0f} MB), "
-          "against jq over the same files; the target is the verb's ratio on the one file:\n")
+    print(f"\nThe same verbs over {len(paths)} Cursor files, a whole run each "
+          f"({megabytes:.0f} MB), against jq over the same files; the target is the verb's "
+          "ratio on the one file:\n")
     print("| command | ndagent | jq | ratio | target | met | ndagent peak memory |")
     print("|---|---|---|---|---|---|---|")
     missed = []
