@@ -43,10 +43,10 @@ test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes, a
 golden: $(STAMP)  ## tests/golden's expected outputs, from what the commands print now
 	$(BIN)/python tests/golden/regenerate.py $(CASES)
 
-bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run
+bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run (BEFORE=DIR: against an earlier checkout)
 	command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq; }
 	$(BIN)/python -m compileall -q ndagent  # as an install leaves it: start-up reads, not compiles
-	$(BIN)/python tests/bench/run.py --mb 100
+	$(BIN)/python tests/bench/run.py --mb 100 $(if $(BEFORE),--before $(BEFORE))
 
 fuzz: $(STAMP)  ## the robustness properties at length: 25 000 examples each, 100 000 inputs
 	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500

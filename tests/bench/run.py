@@ -104,6 +104,28 @@ def has_taskset():
     return platform.system() == "Linux" and shutil.which("taskset") is not None
 
 
+def before_bench(stream, before, rounds):
+    """The Cursor verbs against an earlier version of ndagent (a checkout at ``before``,
+    run with this Python), in the same rounds: each round runs ndagent, jq, the earlier
+    ndagent, jq, so that a slow spell of the machine slows all four.  Ratios against jq,
+    and the new one's over the earlier one's."""
+    print(f"\nAgainst the version in {before}, in the same rounds (each: ndagent, jq, that "
+          "version, jq):\n")
+    print("| command | ratio | its ratio | ratio / its ratio |")
+    print("|---|---|---|---|")
+    for verb, (ours, program, _) in CASES.items():
+        earlier = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+                   f"from ndagent.cmd_{ours[0]} import main; sys.exit(main())", str(before)]
+        jq = ["jq", *program, str(stream)]
+        new_ratios, old_ratios = [], []
+        for _ in range(rounds):
+            new_ratios.append(timed(jq)[0] / timed([str(BIN / f"ndagent-{ours[0]}"),
+                                                    *ours[1:], str(stream)])[0])
+            old_ratios.append(timed(jq)[0] / timed([*earlier, *ours[1:], str(stream)])[0])
+        new, old = statistics.median(new_ratios), statistics.median(old_ratios)
+        print(f"| `{verb}` | {new:.2f}x | {old:.2f}x | {new / old:.2f} |", flush=True)
+
+
 def startup(rounds):
     """The medians of start-up times, the two commands run in turn (as ``compare``)."""
     tiny = ROOT / "tests" / "fixtures" / "vendor-example.ndjson"
@@ -215,6 +237,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument("--data", default=str(ROOT / "bench-data"),
                         help="where the generated stream is kept")
+    parser.add_argument("--before", metavar="DIR",
+                        help="only the Cursor verbs, against the ndagent of the checkout "
+                             "DIR (git worktree add DIR REV) in the same rounds")
     args = parser.parse_args()
 
     from generate import generate
@@ -233,6 +258,9 @@ def main():
 
     print(f"Stream: {megabytes:.1f} MB, {count} lines "
           f"(tests/bench/generate.py, seed 1). Machine: {machine()}.\n")
+    if args.before:
+        before_bench(stream, Path(args.before).resolve(), args.rounds)
+        return
     one_core = has_taskset()
     print("| command | input | ndagent | jq | ratio | target | met | 2 cores / 1 "
           "| ndagent peak memory |")
