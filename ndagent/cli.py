@@ -276,6 +276,15 @@ def _size(text):
     return int(digits) * _UNITS[unit]
 
 
+def whole_number(text):
+    """An option's value: a whole number (stats --top, -j)."""
+    from argparse import ArgumentTypeError
+
+    if not (text.isascii() and text.isdigit()):
+        raise ArgumentTypeError(f"not a whole number: {text!r}")
+    return int(text)
+
+
 def _keep_parts(parser, summary, description, examples, exit_statuses):
     """Keep the texts --help is made of on the parser, for the man pages (man/generate.py)."""
     parser.man_short_description = summary  # argparse-manpage's NAME line

@@ -88,10 +88,7 @@ class ResultCommand(cli.Command):
                 text = self.format.SEPARATOR + text
             self.message = piece.message
             self.answer.add(text)
-            if self.for_terminal:
-                self.print(text)
-            else:  # print's, inline: once for each piece of text
-                self.out.write(text.encode("utf-8", "replace"))
+            self.print(text)
 
     def end_run(self, end, pending):
         if self.streaming:

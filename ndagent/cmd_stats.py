@@ -132,7 +132,7 @@ class StatsCommand(cli.Command):
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
-            "--top", type=workers.whole_number, default=TOP, metavar="N",
+            "--top", type=cli.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
         workers.add_jobs_option(parser)
         parser.add_argument(

@@ -557,7 +557,6 @@ def _recover(line, loads):
 class _Lines:
     """Turns blocks of whole lines of one input into items, numbering lines as it goes."""
 
-
     def __init__(self, source, selection, exact, every_line):
         self.source = source
         self.loads = _loads_exactly if exact else orjson.loads

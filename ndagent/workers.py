@@ -34,20 +34,11 @@ def add_jobs_option(parser):
              f"{SHARE_FROM >> 20} MB or more; 1: in this one); the output is the same")
 
 
-def whole_number(text):
-    """An option's value: a whole number."""
-    from argparse import ArgumentTypeError
-
-    if not (text.isascii() and text.isdigit()):
-        raise ArgumentTypeError(f"not a whole number: {text!r}")
-    return int(text)
-
-
 def _positive(text):
     """A -j value: a whole number above 0."""
     from argparse import ArgumentTypeError
 
-    if whole_number(text) == 0:
+    if cli.whole_number(text) == 0:
         raise ArgumentTypeError("0 processes: give 1 or more")
     return int(text)
 

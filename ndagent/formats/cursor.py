@@ -597,9 +597,7 @@ class Reader:
                 return out  # a flush of text that came as deltas
             text = assistant_text(data)
             if text:
-                if out:
-                    return [*out, Text(text, None, event.source, event.line)]
-                return [Text(text, None, event.source, event.line)]
+                return [*out, Text(text, None, event.source, event.line)]
             return out
         out = []
         if kind == "system" and begins_run(data) or run is None or run.ended:
