@@ -571,8 +571,6 @@ class _Lines:
     def _choose(self, selection):
         global _ESCAPE, _SHAPE, _MATCH_START
         self.wants = None if selection is None else selection.wants
-        self.quick_key, self.quick_values = (None, None) if selection is None else (
-            selection.quick or (None, None))
         self.selection = None if self.every_line else selection
         if self.selection is not None and _SHAPE is None:
             _ESCAPE, _SHAPE, _MATCH_START = _compile_shared()
@@ -657,25 +655,17 @@ class _Lines:
 
     def take(self, text, start, end, number, append):
         """The items of the line ``text[start:end]``, to decode (``_add`` made quick for a
-        line that decodes to a wanted object, with Selection's test inline where every
-        marker is one pair of the same key)."""
+        line that decodes to a wanted object)."""
         line = text[start:end]
         try:
             value = self.loads(line)
         except _NOT_DECODED:
             self._add(line, number, append)
             return
-        if value.__class__ is dict:
-            key = self.quick_key
-            if key is None:
-                wanted = self.wants(value)
-            else:
-                wanted = value.get(key)
-                wanted = wanted.__class__ is str and wanted in self.quick_values
-            if wanted:
-                append(Event(self.source, number, value))
-                return
-        self._add(line, number, append, value)
+        if value.__class__ is dict and self.wants(value):
+            append(Event(self.source, number, value))
+        else:
+            self._add(line, number, append, value)
 
     def _selected(self, text, begin, end):
         """Decode only the lines that may hold a wanted event (``Selection.newlines``);
