@@ -881,13 +881,10 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
 
 # A regular file this large is scanned by two processes (see ``_SecondHalf``).
 PARALLEL_FROM = 16 << 20
-# The most items the child's record of a half holds (some 150 bytes each in the
-# parent): a half with more lines to decode is read by the parent instead.
-MAX_RECORD = 200_000
 # How much of the file the parent reads before it chooses where the child's part begins.
 WARM_UP = 2 << 20
 # The least and the most of the rest of the file that the parent keeps for itself.
-SHARES = (0.15, 0.5)
+SHARES = (0.0, 0.5)
 
 
 class _SecondHalf:
@@ -896,22 +893,26 @@ class _SecondHalf:
     The scan (which lines may hold a wanted event, and counting lines) is most of the
     work of a command with a selection.  The child runs the same ``_read_batches`` over
     its part, which starts at a line, recording where the lines to decode are instead
-    of decoding them, and sends that record to this process, which reads the first
-    part meanwhile and then decodes the lines the record names: the items, and so the
-    output, are the same as from one process.  On any failure of the child, this
-    process reads the part itself.
+    of decoding them, and sends that record to this process a batch at a time, as it
+    goes.  This process reads the first part meanwhile, then decodes the lines that
+    each batch of the record names: the items, and so the output, are the same as from
+    one process.  If the child fails, this process reads the rest of the part itself,
+    from the first batch the record lacks.  The pipe holds what the child is ahead, so
+    memory stays bounded however many lines the part holds.
 
     Where the child's part begins is chosen after the first ``WARM_UP`` bytes, from
     the time this process took for them: scanning, and the rest (decoding, and the
-    command's work on the items), so that the child ends its scan about when this
-    process ends the first part (``share``): a command that does much with each line
-    leaves more of the scan to the child."""
+    command's work on the items), so that the child keeps ahead of this process to the
+    end (``share``): a command that does much with each line leaves the child all the
+    rest."""
 
     def __init__(self, fd, size, lines, chunk_size, max_line):
         self.fd, self.size = fd, size
         self.middle = size  # where the child's part begins, once it is under way
         self.lines, self.chunk_size, self.max_line = lines, chunk_size, max_line
         self.pid = self.pipe = None
+        self.whole = None  # once the child's part is read: whether all came from its record
+        self.window = (0, b"")  # (offset, bytes) of the file read last for the record
 
     @classmethod
     def of(cls, fd, lines, chunk_size, max_line):
@@ -939,8 +940,8 @@ class _SecondHalf:
             # one-off costs: imports, a run begun), the command's work included: each
             # per byte.
             mark = process_time()
-            for _ in self._spans(_Range(self.fd, 0, warm_up).read):
-                pass
+            for batch in self._spans(_Range(self.fd, 0, warm_up).read):
+                _encoded(batch)
             scan = (process_time() - mark) / warm_up
             work = 0.0
             begun = None  # where the timed batches begin
@@ -987,6 +988,7 @@ class _SecondHalf:
         import signal
 
         read_end, write_end = os.pipe()
+        _widen_pipe(read_end)
         pid = os.fork()
         if pid:
             os.close(write_end)
@@ -995,97 +997,89 @@ class _SecondHalf:
         try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             os.close(read_end)
-            from marshal import dumps
-
-            record = self._scan()
-            if record is None:
-                os._exit(1)
-            record = dumps(record)
-            while record:
-                record = record[os.write(write_end, record):]
+            self._send(write_end)
             os._exit(0)
-        except BaseException:  # noqa: BLE001 - the parent reads the half itself
+        except BaseException:  # noqa: BLE001 - the parent reads the rest itself
             os._exit(1)
 
-    def _scan(self):
-        """The record of the second half: one tuple per item (the lines to decode as
-        offsets), and the number of lines; None past ``MAX_RECORD`` items (the parent
-        then reads the half itself), so that the record's memory is bounded."""
+    def _send(self, pipe):
+        """The child's record of its part: each batch as soon as it is scanned, then the
+        number of lines of the part (each a message: its length, then marshal's bytes)."""
+        from marshal import dumps
+
         spans = _SpanLines(self.lines)
-        record = []
         for batch in self._spans(self._second_reader(), spans, self.middle):
-            for item in batch:
-                kind = item.__class__
-                if kind is tuple:
-                    record.append(item)
-                elif kind is Skipped:
-                    record.append(("s", item.line))
-                elif kind is BadLine:
-                    record.append(("b", item.line, item.reason, item.start))
-                else:
-                    record.append(("u", item.line, item.reason))
-            if len(record) > MAX_RECORD:
-                return None
-        return record, spans.number
+            _send_message(pipe, dumps(_encoded(batch)))
+        _send_message(pipe, dumps(spans.number))
 
     def items(self):
-        """The second half's items, in batches: from the child's record, or read here."""
-        try:
-            record = self._receive()
-        finally:
-            self.end_child()
-        lines = self.lines
-        if record is None:
-            yield from _read_batches(lines.source, self._second_reader(),
-                                     lines, self.chunk_size, self.max_line, at_start=False)
-            return
-        entries, count = record
-        base, source = lines.number, lines.source
-        window = _Window(self.fd, self.chunk_size)
-        for at in range(0, len(entries), 4096):
-            yield self._batch(entries[at:at + 4096], window.line, base, source)
-        lines.number = base + count
-
-    def _batch(self, entries, line, base, source):
-        """The items of some entries of the child's record (``line(offset, length)``:
-        the bytes of a line to decode)."""
-        lines = self.lines
-        batch = []
-        append = batch.append
-        for entry in entries:
-            kind = entry[0]
-            if kind == "d":
-                _, offset, length, number = entry
-                lines.take(line(offset, length), 0, length, base + number, append)
-            elif kind == "l":
-                _, offset, length, number = entry
-                lines._add(line(offset, length), base + number, append, last=True)
-            elif kind == "s":
-                append(Skipped(source, base + entry[1]))
-            elif kind == "b":
-                append(BadLine(source, base + entry[1], entry[2], entry[3]))
-            else:
-                append(Unreadable(source, base + entry[1], entry[2]))
-        return batch
-
-    def _receive(self):
-        """The child's record, or None when it failed."""
-        pieces = []
-        while True:
-            piece = os.read(self.pipe, 1 << 20)
-            if not piece:
-                break
-            pieces.append(piece)
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        if status != 0:
-            return None
+        """The child's part's items, in batches: from its record as it comes, then, if
+        the record stops short, read here from where it stops."""
+        from array import array
         from marshal import loads
 
-        return loads(b"".join(pieces))
+        lines = self.lines
+        base, source = lines.number, lines.source
+        received = 0  # batches of the record
+        try:
+            with open(self.pipe, "rb", buffering=PIPE_SIZE) as pipe:
+                self.pipe = None  # closed with ``pipe``
+                while True:
+                    head = pipe.read(8)
+                    size = int.from_bytes(head, "little")
+                    message = pipe.read(size)
+                    if len(head) < 8 or len(message) < size:
+                        break  # the record stops short: the child failed
+                    value = loads(message)
+                    if value.__class__ is int:  # the end: how many lines the part holds
+                        lines.number = base + value
+                        self.whole = True
+                        return
+                    fields = array("q")
+                    fields.frombytes(value[0])
+                    yield self._batch(fields, value[1], base, source)
+                    received += 1
+        finally:
+            self.end_child()
+        self.whole = False
+        lines.number = base
+        reading = _read_batches(source, self._second_reader(), lines, self.chunk_size,
+                                self.max_line, at_start=False)
+        for index, batch in enumerate(reading):
+            if index >= received:
+                yield batch
+
+    def _batch(self, fields, texts, base, source):
+        """The items of one batch of the child's record (``_encoded``): the lines to
+        decode are read a window at a time, so that memory stays that of a chunk (no
+        map of the file, whose pages read would count as the command's memory)."""
+        lines = self.lines
+        take, fd, least = lines.take, self.fd, self.chunk_size
+        begin, data = self.window
+        batch = []
+        append = batch.append
+        fields = iter(fields)
+        for kind, offset, length, number in zip(fields, fields, fields, fields):
+            if kind <= _LAST:
+                start = offset - begin
+                if start < 0 or start + length > len(data):
+                    begin, start = offset, 0
+                    data = os.pread(fd, max(length, least), offset)
+                if kind == _TAKE:
+                    take(data, start, start + length, base + number, append)
+                else:
+                    lines._add(data[start:start + length], base + number, append, last=True)
+            elif kind == _SKIPPED:
+                append(Skipped(source, base + offset))
+            elif kind == _BAD:
+                append(BadLine(source, base + offset, *texts[length]))
+            else:
+                append(Unreadable(source, base + offset, texts[length]))
+        self.window = begin, data
+        return batch
 
     def end_child(self):
-        if self.pid is not None:  # interrupted, or reading failed: the child is not needed
+        if self.pid is not None:  # ended, interrupted, or reading failed: no more needed
             import signal
 
             os.kill(self.pid, signal.SIGKILL)
@@ -1096,26 +1090,42 @@ class _SecondHalf:
             self.pipe = None
 
 
-class _Window:
-    """The lines of a file at offsets that only grow, read a window at a time (a chunk,
-    or the line when longer), so that memory stays that of a chunk: no map of the
-    file, whose pages read would count as the command's memory."""
+# The kinds of the items of the child's record (``_encoded``).
+_TAKE, _LAST, _SKIPPED, _BAD, _UNREADABLE = range(5)
 
-    def __init__(self, fd, size):
-        self.fd, self.size = fd, size
-        self.begin, self.data = 0, b""
 
-    def line(self, offset, length):
-        start = offset - self.begin
-        if start < 0 or start + length > len(self.data):
-            self.begin, start = offset, 0
-            self.data = os.pread(self.fd, max(length, self.size), offset)
-        return self.data[start:start + length]
+def _encoded(batch):
+    """A batch of the child's items for marshal to send quickly: the bytes of an array
+    of four integers per item (kind, offset or line, length or index, line), and the
+    texts of the rare items that have some."""
+    from array import array
+
+    fields, texts = array("q"), []
+    for item in batch:
+        kind = item.__class__
+        if kind is tuple:  # _SpanLines's
+            fields.extend(item)
+        elif kind is Skipped:
+            fields.extend((_SKIPPED, item.line, 0, 0))
+        elif kind is BadLine:
+            fields.extend((_BAD, item.line, len(texts), 0))
+            texts.append((item.reason, item.start))
+        else:
+            fields.extend((_UNREADABLE, item.line, len(texts), 0))
+            texts.append(item.reason)
+    return fields.tobytes(), texts
+
+
+def _send_message(fd, data):
+    """Write ``data`` to ``fd`` whole, after its length."""
+    data = len(data).to_bytes(8, "little") + data
+    while data:
+        data = data[os.write(fd, data):]
 
 
 class _SpanLines:
     """A ``_Lines`` that records where each line to decode is instead of decoding it:
-    ``("d", offset, length, number)`` (``"l"`` for a last line without a newline)."""
+    ``(_TAKE, offset, length, number)`` (``_LAST`` for a last line without a newline)."""
 
     def __init__(self, lines):
         self.source = lines.source
@@ -1129,11 +1139,11 @@ class _SpanLines:
     overlong = None
 
     def take(self, text, start, end, number, append):
-        append(("d", self.base + start, end - start, number))
+        append((_TAKE, self.base + start, end - start, number))
 
     def last(self, line):
         self.number += 1
-        return [("l", self.base, len(line), self.number)]
+        return [(_LAST, self.base, len(line), self.number)]
 
 
 _SpanLines.block = _Lines.block
@@ -1145,12 +1155,14 @@ def share(scan, work):
     """The part of the rest of a file that this process reads, the child the remainder,
     from the times per byte on the first bytes: ``scan``, the child's (finding the lines
     to decode), and ``work``, this process's (that, decoding them, and the command's
-    work).  This process reaches the child's part at ``x * work``, when the child has
-    scanned it if ``(1 - x) * scan`` is no more: ``x = scan / (work + scan)``, bounded
-    by SHARES."""
+    work).  On the child's part this process spends ``work - scan`` per byte, and
+    reaches its end at ``x * work + (1 - x) * (work - scan)``; the child, sending its
+    record as it goes, at ``(1 - x) * scan``, and keeps ahead all the way if that is
+    no later: ``x = 1 - work / (2 * scan)``, bounded by SHARES (none when the command's
+    work is as much as the scan or more)."""
     if work <= 0 or scan <= 0:
         return SHARES[1]
-    return min(max(scan / (work + scan), SHARES[0]), SHARES[1])
+    return min(max(1 - work / (2 * scan), SHARES[0]), SHARES[1])
 
 
 class _Range:

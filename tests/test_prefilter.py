@@ -205,28 +205,26 @@ def outputs(verb, path, options, parallel, part=0.5):
     from ndagent import decoder
 
     saved = decoder.PARALLEL_FROM, decoder.WARM_UP, decoder.SHARES
-    start, receive = decoder._SecondHalf._start, decoder._SecondHalf._receive
-    started, records = [], []
+    start = decoder._SecondHalf._start
+    halves = []  # those whose child was started
 
     def watched_start(half, begin):
-        started.append(start(half, begin))
-        return started[-1]
-
-    def watched_receive(half):
-        records.append(receive(half))
-        return records[-1]
+        started = start(half, begin)
+        if started:
+            halves.append(half)
+        return started
 
     decoder.PARALLEL_FROM = 1 if parallel else 1 << 62
     decoder.WARM_UP, decoder.SHARES = 0, (part, part)
-    decoder._SecondHalf._start, decoder._SecondHalf._receive = watched_start, watched_receive
+    decoder._SecondHalf._start = watched_start
     try:
         return in_process(verb, b"", *options, path)
     finally:
         decoder.PARALLEL_FROM, decoder.WARM_UP, decoder.SHARES = saved
-        decoder._SecondHalf._start, decoder._SecondHalf._receive = start, receive
-        outputs.children = started.count(True)
-        assert len(records) == outputs.children, "a child's record was not read"
-        assert None not in records, "a child failed: its part was read by the parent"
+        decoder._SecondHalf._start = start
+        outputs.children = len(halves)
+        assert all(half.whole for half in halves), (
+            "a child's record was not read to its end: the parent read the part")
 
 
 def children_started(options):
@@ -333,29 +331,49 @@ def test_the_child_s_part_chosen_from_the_first_bytes_gives_what_one_process_giv
 
 @pytest.mark.parametrize("scan, work, part", [
     (1.0, 1.0, 0.5),  # nothing to do but scan: halves
-    (1.0, 3.0, 0.25),  # the command's work is twice the scan: a quarter for the parent
-    (1.0, 100.0, 0.15),  # bounded below
+    (1.0, 1.5, 0.25),  # the command's work is half the scan: a quarter for the parent
+    (1.0, 2.0, 0.0),  # as much as the scan: the child keeps ahead from the start
+    (1.0, 100.0, 0.0),
     (0.0, 0.0, 0.5),  # too quick to time
 ])
-def test_the_parent_s_share_ends_both_processes_together(scan, work, part):
+def test_the_parent_s_share_keeps_the_child_ahead_to_the_end(scan, work, part):
     from ndagent.decoder import share
 
     assert share(scan, work) == pytest.approx(part)
 
 
-def test_a_half_with_too_many_lines_to_decode_is_read_by_the_parent(tmp_path, monkeypatch):
-    """The child's record is bounded (MAX_RECORD items): past it the child gives up and
-    the parent reads the half itself, with the same output."""
+@pytest.mark.parametrize("sent", [0, 1, 3])
+def test_a_child_that_fails_leaves_the_rest_of_its_part_to_the_parent(sent, tmp_path,
+                                                                      monkeypatch):
+    """A child that fails after sending some batches of its record (here: a message it
+    cannot send): the parent reads the rest of the part from the first batch missing,
+    with the same output."""
+    import sys
+
     from ndagent import decoder
 
-    path = tmp_path / "run.ndjson"
-    path.write_bytes(b"".join(fixture("vendor-example.ndjson").read_bytes() for _ in range(20)))
-    one = outputs("result", path, [], False)
-    monkeypatch.setattr(decoder, "MAX_RECORD", 2)
-    receive, records = decoder._SecondHalf._receive, []
-    monkeypatch.setattr(decoder._SecondHalf, "_receive",
-                        lambda half: records.append(receive(half)) or records[-1])
-    monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(decoder, "WARM_UP", 0)
-    assert in_process("result", b"", path) == one
-    assert records == [None]
+    sys.path.insert(0, str(TESTS / "bench"))
+    from generate import generate
+
+    path = tmp_path / "bench.ndjson"
+    generate(path, 2, seed=5)
+    send, halves = decoder._send_message, []
+
+    def failing(fd, data):
+        if failing.left == 0:
+            raise OSError("no room")
+        failing.left -= 1
+        send(fd, data)
+
+    start = decoder._SecondHalf._start
+    monkeypatch.setattr(decoder._SecondHalf, "_start",
+                        lambda half, begin: start(half, begin) and not halves.append(half))
+    monkeypatch.setattr(decoder, "_send_message", failing)
+    for verb, *options in PARALLEL_CASES:
+        one = outputs(verb, path, options, False)
+        failing.left = sent
+        monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)
+        monkeypatch.setattr(decoder, "WARM_UP", 0)
+        assert in_process(verb, b"", *options, path) == one, (verb, *options)
+        monkeypatch.setattr(decoder, "PARALLEL_FROM", 1 << 62)
+    assert halves and all(half.whole is False for half in halves)
