@@ -908,7 +908,8 @@ class _SecondHalf:
 
     def __init__(self, fd, size, lines, chunk_size, max_line):
         self.fd, self.size = fd, size
-        self.middle = size  # where the child's part begins, once it is under way
+        # Where the child's part begins and ends (after a newline), once it is under way.
+        self.middle = self.end = size
         self.lines, self.chunk_size, self.max_line = lines, chunk_size, max_line
         self.pid = self.pipe = None
         self.whole = None  # once the child's part is read: whether all came from its record
@@ -929,7 +930,7 @@ class _SecondHalf:
     def batches(self):
         """The items of the whole file, in batches."""
         lines = self.lines
-        first = _Range(self.fd, 0, self.size)
+        first = _Range(self.fd, 0, _NO_END)
         reading = _read_batches(lines.source, first.read, lines, self.chunk_size,
                                 self.max_line)
         warm_up = min(WARM_UP, self.size // 8)
@@ -963,17 +964,25 @@ class _SecondHalf:
         yield from reading
         if self.pid is not None:
             yield from self.items()
+            # The last line if it had no newline, and what was written since the file
+            # was opened: read here, as one process reads them.
+            yield from _read_batches(lines.source, _Range(self.fd, self.end, _NO_END).read,
+                                     lines, self.chunk_size, self.max_line, at_start=False)
 
     def _start(self, begin):
-        """Start the child on the lines from the first one at ``begin`` or after: whether
-        it is under way."""
+        """Start the child on the lines from the first one at ``begin`` or after, to the
+        last newline of the file (in its last MiB): whether it is under way."""
         window = os.pread(self.fd, 1 << 20, begin)
         newline = window.find(b"\n")
         if newline < 0 or begin + newline + 1 >= self.size:
             return False
         self.middle = begin + newline + 1
-        self._fork()
-        return True
+        tail = max(self.middle, self.size - (1 << 20))
+        newline = os.pread(self.fd, self.size - tail, tail).rfind(b"\n")
+        if newline < 0:
+            return False
+        self.end = tail + newline + 1
+        return self._fork()
 
     def _spans(self, read, spans=None, offset=0):
         """The batches of the child's scan of what ``read`` reads, from ``offset``."""
@@ -982,18 +991,28 @@ class _SecondHalf:
                              at_start=offset == 0, offset=offset)
 
     def _second_reader(self):
-        return _Range(self.fd, self.middle, self.size).read
+        return _Range(self.fd, self.middle, self.end).read
 
     def _fork(self):
+        """Start the child: whether it is under way (not when the system has no room
+        for another process: this one reads alone)."""
         import signal
 
-        read_end, write_end = os.pipe()
-        _widen_pipe(read_end)
-        pid = os.fork()
+        try:
+            read_end, write_end = os.pipe()
+            _widen_pipe(read_end)
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(read_end)
+                os.close(write_end)
+                raise
+        except OSError:  # no room for another process, or a pipe
+            return False
         if pid:
             os.close(write_end)
             self.pid, self.pipe = pid, read_end
-            return
+            return True
         try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             os.close(read_end)
@@ -1014,7 +1033,8 @@ class _SecondHalf:
 
     def items(self):
         """The child's part's items, in batches: from its record as it comes, then, if
-        the record stops short, read here from where it stops."""
+        the record stops short, read here from where it stops (but for a failure to
+        read, which is told)."""
         from array import array
         from marshal import loads
 
@@ -1047,6 +1067,8 @@ class _SecondHalf:
                                 self.max_line, at_start=False)
         for index, batch in enumerate(reading):
             if index >= received:
+                yield batch
+            elif batch and batch[0].__class__ is Unreadable:  # the part cannot be read now
                 yield batch
 
     def _batch(self, fields, texts, base, source):
@@ -1165,6 +1187,10 @@ def share(scan, work):
     return min(max(1 - work / (2 * scan), SHARES[0]), SHARES[1])
 
 
+# The end of a _Range that reads to the end of its file, wherever that is by then.
+_NO_END = 1 << 62
+
+
 class _Range:
     """Reads the bytes of ``fd`` from ``position`` to ``end``, which may be moved
     nearer while reading."""
@@ -1248,7 +1274,7 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
             held += len(chunk)
             if held > max_line:
                 passing = True
-                yield [lines.overlong(max_line, pieces[0])]
+                yield [lines.overlong(max_line, _first_bytes(pieces, max_line + 1))]
                 pieces.clear()
                 held = 0
             continue
@@ -1257,7 +1283,8 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
         if pieces:  # the line begun in earlier chunks ends in this one
             begin = chunk.find(b"\n") + 1
             if held + begin - 1 > max_line:
-                items.append(lines.overlong(max_line, pieces[0]))
+                items.append(lines.overlong(
+                    max_line, _first_bytes((*pieces, chunk[:begin]), max_line + 1)))
             else:
                 pieces.append(chunk[:begin])
                 lines.base = chunk_offset - held
@@ -1276,6 +1303,18 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
         if data.strip():
             lines.base = offset - held
             yield lines.last(data)
+
+
+def _first_bytes(pieces, most):
+    """The first ``most`` bytes (no more than a message quotes) of a line held in
+    pieces that holds more: the same however the reads cut it."""
+    most = min(most, _START)
+    start = b""
+    for piece in pieces:
+        start += piece[:most - len(start)]
+        if len(start) >= most:
+            break
+    return start
 
 
 def iter_items(inputs=("-",), want=None):

@@ -377,3 +377,95 @@ def test_a_child_that_fails_leaves_the_rest_of_its_part_to_the_parent(sent, tmp_
         assert in_process(verb, b"", *options, path) == one, (verb, *options)
         monkeypatch.setattr(decoder, "PARALLEL_FROM", 1 << 62)
     assert halves and all(half.whole is False for half in halves)
+
+
+@pytest.mark.parametrize("part", [0.1, 0.35, 0.6, 0.85])
+def test_a_line_too_long_is_quoted_alike_by_one_process_and_two(part, tmp_path):
+    """A line over --max-line is quoted from its first bytes however the reads cut it,
+    and the child's reads begin where its part does."""
+    vendor = fixture("vendor-example.ndjson").read_bytes()
+    lines = []
+    for n in range(40):
+        lines.append(b'{"type":"assistant","pad":"' + b"p" * (37 * n % 300) + b'"}\n')
+        lines.append(b'{"type":"assistant","long":"' + b"L" * (1100 + 97 * n) + b'"}\n')
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(vendor + b"".join(lines) + vendor)
+    for verb, *options in PARALLEL_CASES:
+        options = [*options, "--max-line", "1K"]
+        one = outputs(verb, path, options, False)
+        assert b"passed over" in one[2]
+        assert outputs(verb, path, options, True, part) == one, (verb, *options)
+
+
+def test_with_no_room_for_a_child_one_process_reads_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(fixture("vendor-example.ndjson").read_bytes() * 20)
+    one = outputs("result", path, [], False)
+
+    def no_room():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_room)
+    assert outputs("result", path, [], True) == one
+    assert outputs.children == 0
+
+
+def test_what_is_written_to_the_file_while_it_is_read_is_read_as_by_one_process(
+        tmp_path, monkeypatch):
+    """A log still being written: the last line, ended meanwhile, and the lines
+    written after it are read (by the parent, once the child's part is done)."""
+    from ndagent import decoder
+
+    vendor = fixture("vendor-example.ndjson").read_bytes()
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(vendor * 20 + vendor[:-40])  # the last line still being written
+    start = decoder._SecondHalf._start
+
+    def start_then_write(half, begin):
+        started = start(half, begin)
+        with open(path, "ab") as log:
+            log.write(vendor[-40:] + vendor)
+        return started
+
+    monkeypatch.setattr(decoder._SecondHalf, "_start", start_then_write)
+    two = outputs("text", path, ["-v"], True)
+    assert outputs.children == 1
+    monkeypatch.undo()
+    assert two == outputs("text", path, ["-v"], False)
+
+
+def test_a_part_that_cannot_be_read_again_after_the_child_failed_is_told(tmp_path,
+                                                                        monkeypatch):
+    """The child fails, and reading its part again fails inside a batch it had sent:
+    the failure is told (Unreadable), not dropped with the batch."""
+    from ndagent import decoder
+
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(b'{"type":"a","x":1}\n' * 400)
+    send, second_reader, parent = decoder._send_message, decoder._SecondHalf._second_reader, \
+        os.getpid()
+
+    def failing(fd, data):
+        failing.left -= 1
+        if failing.left < 0:
+            raise OSError("no room")
+        send(fd, data)
+
+    def reader(half):
+        read, reads = second_reader(half), []
+
+        def failing_read(size):
+            reads.append(size)
+            if len(reads) == 2 and os.getpid() == parent:
+                raise OSError(5, "Input/output error")
+            return read(size)
+        return failing_read
+
+    failing.left = 5
+    monkeypatch.setattr(decoder, "_send_message", failing)
+    monkeypatch.setattr(decoder._SecondHalf, "_second_reader", reader)
+    monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(decoder, "WARM_UP", 0)
+    items = [item for batch in decoder.batches([str(path)], decoder.Selection(
+        ((("type", "b"),),)), chunk_size=256) for item in batch]
+    assert any(item.__class__ is decoder.Unreadable for item in items)
