@@ -1068,10 +1068,10 @@ def _selection(module, needs, selection_class):
     if needs is None:
         return None
     key = (module.NAME, needs)
-    found = _SELECTIONS.get(key)
-    if found is None:
-        found = _SELECTIONS[key] = selection_class(module.markers(needs))
-    return found
+    if key not in _SELECTIONS:
+        markers = module.markers(needs)
+        _SELECTIONS[key] = None if markers is None else selection_class(markers)
+    return _SELECTIONS[key]
 
 
 def _hold(batch, held, detector):

@@ -171,7 +171,8 @@ def model_events(module, source, checks=False, needs=None, name=None):
         source = str(source)
     reader = module.Reader(name or str(source) if isinstance(source, str) else source.name,
                            checks)
-    want = None if needs is None else Selection(module.markers(needs))
+    markers = None if needs is None else module.markers(needs)
+    want = None if markers is None else Selection(markers)
     events = []
     for batch in batches([source], want=want):
         for item in batch:

@@ -617,13 +617,20 @@ def test_no_old_format_to_recognise():
 
 def test_markers_always_hold_the_run_boundaries():
     for needs in [frozenset(), *NEEDS_SETS]:
+        if gemini.markers(needs) is None:
+            continue
         found = set(gemini.markers(needs))
         assert {(("type", "init"),), (("type", "result"),),
                 (("type", "error"), ("severity", "error"))} <= found
         Selection(gemini.markers(needs))  # plain names only
-    assert (("type", "error"),) in gemini.markers({"ends"})
-    assert (("type", "message"), ("role", "user")) not in gemini.markers(
-        {"text", "tools", "ends"})
+
+
+@pytest.mark.parametrize("need", ["text", "ends", "native"])
+def test_every_line_is_decoded_when_the_answer_s_messages_matter(need):
+    """Then only the user's prompt would be passed over."""
+    assert gemini.markers({need}) is None
+    assert gemini.markers({need, "tools"}) is None
+    assert gemini.markers({"tools"}) is not None
 
 
 def comparable(events, needs):

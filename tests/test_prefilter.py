@@ -205,8 +205,9 @@ def outputs(verb, path, options, parallel, part=0.5):
     from ndagent import decoder
 
     saved = decoder.PARALLEL_FROM, decoder.WARM_UP, decoder.SHARES
-    start = decoder._SecondHalf._start
+    start, of = decoder._SecondHalf._start, vars(decoder._SecondHalf)["of"]
     halves = []  # those whose child was started
+    selected = []  # files read with a selection (the others: every line decoded)
 
     def watched_start(half, begin):
         started = start(half, begin)
@@ -214,23 +215,27 @@ def outputs(verb, path, options, parallel, part=0.5):
             halves.append(half)
         return started
 
+    def watched_of(fd, *rest):
+        selected.append(fd)
+        return of.__func__(decoder._SecondHalf, fd, *rest)
+
     decoder.PARALLEL_FROM = 1 if parallel else 1 << 62
     decoder.WARM_UP, decoder.SHARES = 0, (part, part)
-    decoder._SecondHalf._start = watched_start
+    decoder._SecondHalf._start, decoder._SecondHalf.of = watched_start, watched_of
     try:
         return in_process(verb, b"", *options, path)
     finally:
         decoder.PARALLEL_FROM, decoder.WARM_UP, decoder.SHARES = saved
-        decoder._SecondHalf._start = start
-        outputs.children = len(halves)
+        decoder._SecondHalf._start, decoder._SecondHalf.of = start, of
+        outputs.children, outputs.selected = len(halves), bool(selected)
         assert all(half.whole for half in halves), (
             "a child's record was not read to its end: the parent read the part")
 
 
-def children_started(options):
+def children_started():
     """Whether the last ``outputs`` started a child, as it must on a stream of many lines
-    read with a selection (--strict decodes every line: one process)."""
-    return outputs.children > 0 or "--strict" in options
+    read with a selection (where every line is decoded, as with --strict: one process)."""
+    return outputs.children > 0 or not outputs.selected
 
 
 # Each example forks a child for every command: a tenth of the examples of the others.
@@ -246,7 +251,7 @@ def test_property_two_processes_print_what_one_prints(stream, part):
         for verb, *options in PARALLEL_CASES:
             two = outputs(verb, path, options, True, part)
             newline = stream.find(b"\n", int(len(stream) * part))  # the child's part after it
-            assert children_started(options) or not 0 <= newline < len(stream) - 1
+            assert children_started() or not 0 <= newline < len(stream) - 1
             assert two == outputs(verb, path, options, False), (verb, *options)
 
 
@@ -267,7 +272,7 @@ def test_two_processes_print_what_one_prints_on_the_bench_stream(tmp_path):
         one = outputs(verb, path, options, False)
         assert one[1], (verb, *options)
         assert outputs(verb, path, options, True) == one, (verb, *options)
-        assert children_started(options)
+        assert children_started()
 
 
 TESTS = Path(__file__).resolve().parent
@@ -298,7 +303,7 @@ def test_two_processes_print_what_one_prints_on_the_other_agents_bench_streams(a
         one = outputs(verb, path, options, False)
         printed = printed or bool(one[1])
         assert outputs(verb, path, options, True) == one, (verb, *options)
-        assert children_started(options)
+        assert children_started()
     assert printed
 
 

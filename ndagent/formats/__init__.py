@@ -13,7 +13,9 @@ nothing else, and offers:
   lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
   (ToolStart and ToolEnd), ``"ends"`` (RunEnd: answer, usage, native object) and
   ``"native"`` (RunEnd but the answer of a run cut off: what the json verb needs); the
-  lines that begin and end runs are always among them;
+  lines that begin and end runs are always among them.  None instead when those lines
+  are (nearly) all the agent writes: then the decoder decodes every line, which costs
+  less than finding them;
 - ``Reader(source, checks, needs=None)``: turns one input's decoded items into model events
   (``ndagent.model``): ``event(event)`` for a decoder Event, ``skipped(item)`` for a
   decoder Skipped item (lines passed over: events of kinds not needed, which may still

@@ -53,7 +53,6 @@ CHECKS = {
 # it changes none, and begins no run either way.
 _RUN_EVENTS = ("thread.started", "turn.started", "turn.completed", "turn.failed",
                "item.started", "item.completed", "error")
-_MARKERS = tuple((("type", name),) for name in _RUN_EVENTS)
 
 # Items that are not tool calls; every other item type is one.
 _NOT_TOOLS = frozenset({"agent_message", "reasoning", "plan", "error"})
@@ -135,9 +134,10 @@ def _old_item(data):
 
 
 def markers(needs):
-    """The decoder markers of the lines that matter: the same for every need (see
-    ``_RUN_EVENTS``)."""
-    return _MARKERS
+    """None: every line is decoded, whatever the need.  The lines that matter are the
+    run's events (``_RUN_EVENTS``) for every need, and they are all that the CLI
+    writes, so that finding them would cost more than it saves."""
+    return None
 
 
 class _Run:

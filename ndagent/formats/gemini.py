@@ -103,7 +103,12 @@ def decides(data):
 
 def markers(needs):
     """The decoder markers of the lines that matter for ``needs``: always ``init``,
-    ``result`` and the severity-error events (a failure's text may be one's message)."""
+    ``result`` and the severity-error events (a failure's text may be one's message).
+    None (every line is decoded) when the answer's messages matter: then only the
+    user's prompt would be passed over, and finding the rest would cost more than it
+    saves."""
+    if any(_ASSISTANT[0] in _MARKERS[need] for need in needs):
+        return None
     found = list(_BOUNDARIES)
     for need in sorted(needs):
         for marker in _MARKERS[need]:
