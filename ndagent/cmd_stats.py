@@ -374,10 +374,9 @@ class StatsCommand(cli.Command):
             self._write_text([_run_line(record)])
 
     def _write_row(self, values):
-        from ndagent.cmd_tools import _tsv_field
+        from ndagent.terminal import tsv_row
 
-        row = "\t".join(_tsv_field(value) for value in values)
-        self.out.write(row.encode("utf-8", "replace") + b"\n")
+        self.out.write(tsv_row(values))
 
     def _write_text(self, lines):
         """Lines for people, what stream text they hold (names, models, files) spelt out;

@@ -159,8 +159,9 @@ class ToolsCommand(cli.Command):
         }
         if self.tsv:
             record["target"] = target
-            row = "\t".join(_tsv_field(record[column]) for column in TSV_COLUMNS)
-            self.out.write(row.encode("utf-8", "replace") + b"\n")
+            from ndagent.terminal import tsv_row
+
+            self.out.write(tsv_row(record[column] for column in TSV_COLUMNS))
         else:
             self.out.write_json(record)
 
@@ -181,18 +182,6 @@ def _duration(start, end):
     if type(begin) is int and type(finish) is int:
         return finish - begin
     return None
-
-
-def _tsv_field(value):
-    """One TSV field: empty for null, else as ``escape_field`` writes it, so that a value
-    never spans fields or rows (backslash, tab, newline, carriage return as \\\\, \\t, \\n,
-    \\r) and no other control or invisible character reaches a terminal raw (\\x1b,
-    \\u200b, ...)."""
-    if value is None:
-        return ""
-    from ndagent.terminal import escape_field
-
-    return escape_field(str(value))
 
 
 build_parser, main = ToolsCommand.build_parser, ToolsCommand.main

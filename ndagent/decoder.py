@@ -26,11 +26,13 @@ integer beyond 64 bits, a float beyond a double) is kept exactly as written, as 
 
 Example::
 
-    from ndagent.decoder import iter_items, Event
+    from ndagent.decoder import BadLine, Event, iter_items
 
     for item in iter_items(["run.ndjson"]):
-        if isinstance(item, Event) and item.type == "result":
-            print(item.line, item.data["result"])
+        if isinstance(item, Event):
+            print(item.line, item.type)
+        elif isinstance(item, BadLine):
+            print(item.line, item.message)
 """
 
 import os
@@ -401,8 +403,8 @@ class LateSelection:
 class Selection:
     """Which lines a reader needs decoded: those that may hold an object in which, for
     one of the ``markers``, every (key, value) pair holds.  A marker is a tuple of
-    (key, value) pairs of plain ASCII names: ``(("type", "tool_call"), ("subtype",
-    "completed"))``.  The format gives the markers; this module knows no event.
+    (key, value) pairs of plain ASCII names: ``(("type", "call"), ("subtype",
+    "ended"))``.  The format gives the markers; this module knows no event.
 
     The test on the bytes is sound whatever the key order, duplicate keys or escapes
     of a line: a line is passed over only when it looks like an object (starts with
@@ -1066,9 +1068,8 @@ class _SecondHalf:
         reading = _read_batches(source, self._second_reader(), lines, self.chunk_size,
                                 self.max_line, at_start=False)
         for index, batch in enumerate(reading):
-            if index >= received:
-                yield batch
-            elif batch and batch[0].__class__ is Unreadable:  # the part cannot be read now
+            # The batches the child did not send, and a failure to read the part now.
+            if index >= received or batch and batch[0].__class__ is Unreadable:
                 yield batch
 
     def _batch(self, fields, texts, base, source):

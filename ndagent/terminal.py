@@ -64,6 +64,15 @@ def escape_field(text):
     return escape_controls(text.replace("\\", "\\\\"))
 
 
+def tsv_row(values):
+    """One TSV row, as bytes with its newline: a field per value, empty for None, else
+    as ``escape_field`` writes it, so that a value never spans fields or rows
+    (backslash, tab, newline, carriage return as \\\\, \\t, \\n, \\r) and no other
+    control or invisible character reaches a terminal raw (\\x1b, \\u200b, ...)."""
+    row = "\t".join("" if value is None else escape_field(str(value)) for value in values)
+    return row.encode("utf-8", "replace") + b"\n"
+
+
 # The most characters of stream data a message or diagnostic quotes: a hostile stream
 # must not make one line of output as long as the stream (a 1 MB session_id).  Spelt
 # out, a quote is at most 10 times as long (``\\U000e0001``), plus the ``...``.

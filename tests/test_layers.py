@@ -1,0 +1,110 @@
+"""The shape of the code, held as invariants: imports run one way (verbs, then the
+frame, the formats, the model, the decoder, the terminal), a verb imports no other verb,
+and neither the decoder nor the frame nor a verb names an agent or a raw event type."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import ndagent
+from ndagent import cli
+from ndagent.formats import NAMES, get
+
+PACKAGE = Path(ndagent.__file__).parent
+
+# Lower layers first: a module may import only from a lower layer (the frame's
+# modules also from each other).
+LAYERS = (
+    ("terminal",),
+    ("decoder",),
+    ("model",),
+    ("formats",),
+    ("cli", "workers", "callfilter"),
+    tuple(f"cmd_{verb}" for verb in cli.VERBS),
+    ("__main__",),
+)
+FRAME = LAYERS[4]
+
+# Words that are a raw event type of some agent and also the verbs' own vocabulary: a
+# verb's name ("result"), a diagnostic's severity and field ("error", "message").
+OWN_WORDS = frozenset(cli.VERBS) | {"error", "message"}
+
+
+def _layer(module):
+    """The layer of ``ndagent.X[.Y]`` (the package itself: below every layer)."""
+    parts = module.split(".")
+    if parts[0] != "ndagent":
+        return None
+    if len(parts) == 1:
+        return -1
+    for index, names in enumerate(LAYERS):
+        if parts[1] in names:
+            return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+
+
+def _modules():
+    return sorted(path for path in PACKAGE.rglob("*.py") if "completions" not in path.parts)
+
+
+def _name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(tree, name):
+    """The ndagent modules a module's code imports, wherever the import stands."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's own package
+                package = name.split(".")[:len(name.split(".")) - node.level]
+                base = ".".join([*package, *([base] if base else [])])
+            if base == "ndagent":  # "from ndagent import cli": the module ndagent.cli
+                for alias in node.names:
+                    yield f"ndagent.{alias.name}" if alias.name != "__version__" else base
+            else:
+                yield base
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: _name(path))
+def test_imports_run_one_way(path):
+    name = _name(path)
+    layer = _layer(name)
+    for imported in _imports(ast.parse(path.read_text(encoding="utf-8")), name):
+        below = _layer(imported)
+        if below is None or below == -1 or imported == name:
+            continue
+        same_frame = layer == below == LAYERS.index(FRAME)
+        assert below < layer or same_frame, f"{name} imports {imported}, not a layer below it"
+
+
+def _strings(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+
+
+def _raw_type(text):
+    return any(get(agent).may_decide(text) for agent in NAMES)
+
+
+@pytest.mark.parametrize("path", sorted([PACKAGE / "decoder.py", PACKAGE / "cli.py",
+                                         PACKAGE / "workers.py", PACKAGE / "callfilter.py",
+                                         *PACKAGE.glob("cmd_*.py")]),
+                         ids=lambda path: path.name)
+def test_no_agent_or_raw_event_type_named_outside_the_formats(path):
+    named = [(line, text) for line, text in _strings(path)
+             if text in NAMES or (_raw_type(text) and text not in OWN_WORDS)]
+    assert named == [], f"{path.name} names an agent or a raw event type: {named}"
+
+
+def test_the_name_check_can_fail():
+    """The oracle above knows each agent's distinctive types."""
+    assert all(_raw_type(text) for text in ("tool_call", "stream_event", "item.completed",
+                                            "tool_use"))
+    assert not _raw_type("tools")
