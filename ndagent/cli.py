@@ -679,6 +679,11 @@ class Command:
     # Reading FILEs in worker processes (ndagent.workers), for per_input commands.
 
     stopped = False  # read no further FILE (stats under --strict)
+    # Whether a large FILE may be read in parts, each in a process of its own, where its
+    # format says the stream may be cut (ndagent.workers.split): the command then adds
+    # up what the parts found (take_worker_state).
+    splits_files = False
+    part = None  # in a worker, the part of a FILE being read (a decoder.Part)
 
     def read_here(self, name):
         """Read one FILE in this process."""
@@ -694,6 +699,10 @@ class Command:
 
     def take_worker_state(self, state):
         """Add to this command what a worker's command found (``worker_state``)."""
+
+    def takes_output(self, state):
+        """Whether to take what a worker read (its output, status and ``state``)."""
+        return True
 
 
 def _same_terminal(fd, other):
@@ -788,15 +797,18 @@ class _OtherAgent:
 
 
 def _detect_head(name, detector):
-    """The decision on a regular file's agent from its first DETECT_HEAD bytes, or None
-    (not a regular file, compressed, unreadable, or undecided within them: it is
-    decided as it is read)."""
+    """The decision on a regular file's agent from its first DETECT_HEAD bytes (on a
+    part of one, the agent it carries), or None (not a regular file, compressed,
+    unreadable, or undecided within them: it is decided as it is read)."""
     import stat
 
     import orjson
 
-    from ndagent.decoder import compression
+    from ndagent.decoder import Part, compression
+    from ndagent.formats import get
 
+    if name.__class__ is Part:  # a part of a file whose agent was told from its head
+        return get(name.about), None, None
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
         return None
     try:

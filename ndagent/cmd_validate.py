@@ -37,8 +37,11 @@ well-formed, complete, successful run: one line per finding, as it is found,
 then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. Each
 FILE is checked as a stream of its own, so that many are checked in N processes with
 -j N (by default one per core when they add up to {workers.SHARE_FROM >> 20} MB or more),
-the output the same whatever N is, in FILE order. The status is 1 when there is an
-error.
+the output the same whatever N is, in FILE order. A FILE of {workers.SPLIT_FROM >> 20} MB or
+more that holds many runs (Cursor's) is checked in N parts likewise, each cut between
+the end of one run and the start of the next, where nothing carries over: lines are
+numbered and counted as in the whole FILE, and the output is the same. The status is
+1 when there is an error.
 
 Each agent has the generic checks (bad lines, runs, calls, failed runs, the answer)
 and its own (listed below). For Cursor, whatever real streams contain is valid: the
@@ -104,6 +107,7 @@ class ValidateCommand(cli.Command):
     needs = None
     per_input = True
     checks = True
+    splits_files = True
 
     @classmethod
     def build_parser(cls):
@@ -141,6 +145,10 @@ class ValidateCommand(cli.Command):
         self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
+        # The counts of the parts of a FILE read so far (ndagent.workers.split), in this
+        # process, or of the part read, in a worker: events, runs, errors, warnings, and
+        # whether each was read whole.
+        self.counts = None
 
     def execute(self):
         """Each FILE is checked on its own: many are shared among worker processes
@@ -261,15 +269,53 @@ class ValidateCommand(cli.Command):
                                    f"{message} [{check}]")
 
     def end_input(self, source, events):
-        if self.readable and not self.quiet:
-            if self.as_json:
-                self.out.write_json({"source": source, "events": events,
-                                     "runs": self.runs, "errors": self.errors,
-                                     "warnings": self.warnings})
-            else:
-                self._write_text(f"{source}: {events} events, {self.runs} runs, "
-                                 f"{self.errors} errors, {self.warnings} warnings")
+        counts = (events, self.runs, self.errors, self.warnings, self.readable)
+        if self.part is None:
+            self._summary(source, counts)
+        else:  # for the process that reads the other parts (worker_state)
+            self.counts = counts
         self._new_input()
+
+    def worker_state(self):
+        """A part's counts, with its FILE's name and whether it is the FILE's last."""
+        if self.part is None:
+            return None
+        from ndagent.decoder import source_name
+
+        # No counts: the part was not read to its end (no memory for a line).
+        return (source_name(self.part.path), self.part.end is None,
+                self.counts or (0, 0, 0, 0, False))
+
+    def takes_output(self, state):
+        """A part after one that could not be read is not taken (one process stops
+        there), and with the FILE's last, the next FILE begins."""
+        if state is None or self.counts is None or self.counts[4]:
+            return True
+        if state[1]:
+            self.counts = None
+        return False
+
+    def take_worker_state(self, state):
+        """Add up the counts of a FILE's parts; its summary after the last."""
+        if state is None:
+            return
+        source, last, counts = state
+        if self.counts is not None:
+            counts = (*(mine + theirs for mine, theirs in zip(self.counts[:4], counts)),
+                      self.counts[4] and counts[4])
+        self.counts = None if last else counts
+        if last:
+            self._summary(source, counts)
+
+    def _summary(self, source, counts):
+        events, runs, errors, warnings, readable = counts
+        if readable and not self.quiet:
+            if self.as_json:
+                self.out.write_json({"source": source, "events": events, "runs": runs,
+                                     "errors": errors, "warnings": warnings})
+            else:
+                self._write_text(f"{source}: {events} events, {runs} runs, {errors} "
+                                 f"errors, {warnings} warnings")
 
     def _write_diagnostic(self, place, severity, rest):
         """A diagnostic's line; with colour, its place and severity coloured."""

@@ -46,6 +46,7 @@ __all__ = [
     "Event",
     "LateSelection",
     "MAX_LINE",
+    "Part",
     "RawNumber",
     "Selection",
     "Skipped",
@@ -701,6 +702,41 @@ def _bytes(size):
     return f"{size} bytes"
 
 
+class Part:
+    """A part of a regular file, read as an input of its own: the lines from the byte
+    ``begin`` (the start of a line) to ``end`` (just after a newline; None: to the end
+    of the file), numbered as in the whole file and named by its ``path``, so that
+    what is said of them is what reading the whole file says.  ``about``: what the
+    caller knows of the part, carried along (this module does not look at it)."""
+
+    __slots__ = ("path", "begin", "end", "about")
+
+    def __init__(self, path, begin, end=None, about=None):
+        self.path, self.begin, self.end, self.about = path, begin, end, about
+
+    @property
+    def name(self):
+        return self.path
+
+    def __reduce__(self):  # sent to worker processes
+        return Part, (self.path, self.begin, self.end, self.about)
+
+    def __repr__(self):
+        return f"Part({self.path!r}, {self.begin}, {self.end})"
+
+
+def _lines_before(fd, offset):
+    """How many newlines the file ``fd`` holds before ``offset``."""
+    count, position = 0, 0
+    while position < offset:
+        data = os.pread(fd, min(CHUNK_SIZE << 2, offset - position), position)
+        if not data:
+            break
+        count += data.count(b"\n")
+        position += len(data)
+    return count
+
+
 def source_name(name):
     """How messages name an input: its path, ``<stdin>``, or a file object's name."""
     if name == "-":
@@ -719,6 +755,10 @@ def _open(name):
     two-process path of a large regular file reads its raw bytes (``_SecondHalf``)."""
     if name == "-":
         return _telling(_reader(0)), None
+    if name.__class__ is Part:
+        handle = open(name.path, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
+        end = _NO_END if name.end is None else name.end
+        return _Range(handle.fileno(), name.begin, end).read, handle
     if isinstance(name, (str, bytes, os.PathLike)):
         handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
         fd = handle.fileno()
@@ -868,6 +908,11 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
         half = None
         try:
             lines = _Lines(source, want, exact, every_line)
+            if name.__class__ is Part:
+                lines.number = _lines_before(handle.fileno(), name.begin)
+                yield from _read_batches(source, read, lines, chunk_size, max_line,
+                                         at_start=name.begin == 0, offset=name.begin)
+                continue
             if lines.selection is not None and handle is not None:
                 half = _SecondHalf.of(handle.fileno(), lines, chunk_size, max_line)
             if half is None:

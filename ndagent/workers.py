@@ -1,5 +1,5 @@
 """Many FILEs read in worker processes, for the verbs that read each FILE on its own
-(``per_input``: validate, stats).
+(``per_input``: validate, stats), and a large FILE read in parts.
 
 The FILEs are shared out in tasks of a few, in FILE order.  A worker runs the verb's
 command over its task, keeping what it writes (output and messages, in the order they
@@ -8,6 +8,12 @@ task's output and messages in FILE order and hands the rest to its own command
 (``take_worker_state``).  So the output is the same as from one process, whatever the
 number of workers.  Standard input and the FILEs that are not regular files are read
 in this process, in their turn.
+
+A command that ``splits_files`` (validate) reads a large regular FILE in parts, one per
+process, where its agent's format says the stream may be cut (``splits_between``:
+between the end of one run and the beginning of the next, so that each part is read
+as the whole would be); each part is numbered as in the whole FILE, and the command
+adds up what they found (``take_worker_state``).
 """
 
 import os
@@ -25,6 +31,11 @@ START_METHOD = "fork" if platform.startswith("linux") else "spawn"
 # several tasks (an even share, and little left to wait for at the end), enough that a
 # task's cost (sending it, its result) does not count.
 TASK_FILES = 64
+# A regular FILE this large is read in parts, by a command that splits_files.
+SPLIT_FROM = 16 << 20
+# How far past the point where a part would end its end is looked for (a line at which
+# the stream may be cut), at the most; past that, the part runs on to the next point.
+SPLIT_SEARCH = 4 << 20
 
 
 def add_jobs_option(parser):
@@ -66,9 +77,15 @@ def plan(names, jobs):
     worker; and the bytes of the regular FILEs."""
     import stat
 
+    from ndagent.decoder import Part
+
     here = []
     total = 0
     for name in names:
+        if name.__class__ is Part:
+            here.append(False)
+            total += (size(name.path) if name.end is None else name.end) - name.begin
+            continue
         if name == "-":
             here.append(True)
             continue
@@ -86,7 +103,10 @@ def plan(names, jobs):
     for name, in_here in zip(names, here):
         if in_here:
             tasks.append((True, [name]))
-        elif tasks and not tasks[-1][0] and len(tasks[-1][1]) < per_task:
+        elif name.__class__ is Part:  # a part is a task of its own, for its own process
+            tasks.append((False, [name]))
+        elif tasks and not tasks[-1][0] and len(tasks[-1][1]) < per_task \
+                and tasks[-1][1][0].__class__ is not Part:
             tasks[-1][1].append(name)
         else:
             tasks.append((False, [name]))
@@ -100,6 +120,8 @@ def read(command, inputs, progress=None):
     ``progress``: a Progress told of each FILE read.  Stops early when the command
     says so (``stopped``)."""
     jobs = command.args.jobs
+    if command.splits_files and jobs != 1:
+        inputs = [part for name in inputs for part in split(command, name, jobs or cores())]
     tasks, total = plan(inputs, jobs or cores())
     if jobs is None:
         jobs = cores() if total >= SHARE_FROM else 1
@@ -113,6 +135,97 @@ def read(command, inputs, progress=None):
                 break
         return
     _read_in_workers(command, tasks, workers, progress)
+
+
+def split(command, name, count):
+    """A FILE as the ``count`` parts to read it in (``decoder.Part``s, each knowing the
+    agent, told here from the FILE's head), or as itself: when it is small, not a
+    regular file, the output file, or a stream its format does not split, or when no
+    place to cut it is found."""
+    import stat
+
+    from ndagent.decoder import Part
+    from ndagent.formats import Detector
+
+    if count < 2 or name == "-" or not isinstance(name, (str, bytes, os.PathLike)):
+        return [name]
+    try:
+        found = os.stat(name)
+    except OSError:
+        return [name]
+    output = cli._output_file(command.out.fd)
+    if (not stat.S_ISREG(found.st_mode) or found.st_size < SPLIT_FROM
+            or (output is not None and cli._is_output(name, output))):
+        return [name]
+    forced = getattr(command.args, "agent", "auto")
+    decision = cli._detect_head(name, Detector(None if forced == "auto" else forced))
+    module = None if decision is None else decision[0]
+    if getattr(module, "splits_between", None) is None:
+        return [name]
+    size = found.st_size
+    cuts = []
+    try:
+        with open(name, "rb", buffering=0) as handle:
+            for index in range(1, count):
+                begin = max(size * index // count, cuts[-1] if cuts else 0)
+                cut = _cut(handle.fileno(), begin, module, command.args.max_line)
+                if cut is not None and (not cuts or cut > cuts[-1]):
+                    cuts.append(cut)
+    except OSError:
+        return [name]
+    if not cuts:
+        return [name]
+    ends = [*cuts, None]
+    return [Part(name, begin, end, module.NAME) for begin, end in zip([0, *cuts], ends)]
+
+
+def _cut(fd, begin, module, max_line):
+    """The offset of the first line at or after ``begin`` (within SPLIT_SEARCH bytes)
+    before which ``module``'s stream may be cut, or None.  Both lines beside the cut
+    are decoded as the decoder decodes them (a line it would not take whole for an
+    object, too long or not plain JSON, is no place to cut), and neither may be
+    another agent's (the frame would pass it over)."""
+    import orjson
+
+    from ndagent.formats import OtherAgents
+
+    base = max(begin - 1, 0)  # from the newline before ``begin``: a line there is whole
+    window = os.pread(fd, SPLIT_SEARCH, base)
+    others = OtherAgents(module)
+    found = window.find(module.SPLIT_NEEDLE)
+    while found >= 0:
+        start = window.rfind(b"\n", 0, found) + 1
+        end = window.find(b"\n", found)
+        if end < 0:
+            return None
+        if start and end - start < max_line:
+            before = _line_before(fd, base + start - 1, max_line)
+            try:
+                first = None if before is None else orjson.loads(before)
+                second = orjson.loads(window[start:end])
+            except orjson.JSONDecodeError:
+                first = second = None
+            if (first.__class__ is dict and second.__class__ is dict
+                    and module.splits_between(first, second)
+                    and not any(decides(value) for value in (first, second)
+                                for decides, _ in others.tests(_string(value.get("type"))))):
+                return base + start
+        found = window.find(module.SPLIT_NEEDLE, end)
+    return None
+
+
+def _line_before(fd, newline, max_line):
+    """The line that ends at the newline at offset ``newline`` (but the first line of
+    the file, which may begin with a byte order mark), or None when it is longer than
+    SPLIT_SEARCH bytes or ``max_line``."""
+    most = min(SPLIT_SEARCH, max_line)
+    data = os.pread(fd, min(most + 1, newline), newline - min(most + 1, newline))
+    start = data.rfind(b"\n") + 1
+    return data[start:] if start else None
+
+
+def _string(value):
+    return value if value.__class__ is str else None
 
 
 def _read_in_workers(command, tasks, workers, progress):
@@ -159,7 +272,10 @@ def _read_in_workers(command, tasks, workers, progress):
 
 def _take(command, progress, writes, status, stopped, state):
     """What a worker read: its output and messages in the order they came, its status,
-    and what the command found."""
+    and what the command found (all of it dropped where the command does not take it:
+    a part of a FILE after one that could not be read)."""
+    if not command.takes_output(state):
+        return
     for to_output, data in writes:
         if to_output:
             command.out.write(data)
@@ -262,8 +378,12 @@ def _watch(parent):
 
 def _read_in_worker(names):
     """Read ``names`` in a worker process: (writes, status, stopped, state)."""
+    from ndagent.decoder import Part
+
     kind, args, prog, terminal = _WORKER
     command = kind(args, prog, _Captured(terminal))
+    if names[0].__class__ is Part:
+        command.part = names[0]
     try:
         cli.execute(command, names)
     except MemoryError:

@@ -542,6 +542,20 @@ def begins_run(data):
     return data.get("type") == "system" and data.get("subtype") == "init"
 
 
+# A needle found in each line at which a stream may be split (``splits_between``).
+SPLIT_NEEDLE = b'"init"'
+
+
+def splits_between(before, after):
+    """Whether a stream may be cut between the adjacent lines that decode to the
+    objects ``before`` and ``after`` and each part read on its own, with the same
+    findings: a run ends at ``before`` (a result event ends the run in hand, whatever
+    came before it) and the next begins at ``after`` (system/init), so that the Reader
+    carries nothing across (what follows a result matters only to an event that begins
+    no run)."""
+    return before.get("type") == "result" and begins_run(after)
+
+
 class _Run:
     """One run: where it began, whether its result was read, and what its answer and
     checks need."""

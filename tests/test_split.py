@@ -1,0 +1,186 @@
+"""A large FILE read in parts (ndagent.workers.split): validate prints what one process
+prints, wherever the FILE is cut and whatever lines lie beside the cuts."""
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import InProcess
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_prefilter import INIT, result, runs, spelt
+
+from ndagent import cli, workers
+from ndagent.cmd_validate import ValidateCommand
+from ndagent.decoder import Part
+
+in_process = InProcess()
+
+EXAMPLES = settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "40")) // 10, 25),
+                    deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+# Lines that may stand beside a place where the stream could be cut, and must then
+# keep it whole there (or be read as one process reads them): another agent's result
+# or init, a result cut short, noise, a blank line, a result after a result.
+ODD_LINES = [
+    orjson.dumps(result("x", num_turns=1)).decode(),  # Claude's
+    orjson.dumps({**INIT, "tools": []}).decode(),  # Claude's
+    orjson.dumps(result("x"))[:-9].decode(),
+    "ActionRequiredError: You've hit your usage limit",
+    "",
+    orjson.dumps(result("again")).decode(),
+    orjson.dumps({"type": "thinking", "subtype": "delta", "text": "x",
+                  "session_id": "s"}).decode(),
+    '{"type":"result","subtype":"success","duration_ms":' + "9" * 30 + '}',
+]
+
+
+@st.composite
+def streams(draw):
+    """Runs (most ending in a result, where a cut may be made), their lines spelt in any
+    way, odd lines put anywhere, \\r\\n line ends or not, a byte order mark or not."""
+    plain = draw(st.booleans())  # as the CLI writes them: the usual places to cut
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        events = draw(runs())
+        if events[-1]["type"] != "result" and draw(st.booleans()):
+            events.append(result(""))
+        # Another agent's result or init where a run would end or begin: the frame
+        # passes over it (a bad line), so that no run ends or begins there.
+        if events[-1]["type"] == "result" and draw(st.integers(0, 4)) == 0:
+            events[-1] = {**events[-1], "num_turns": 1}
+        if draw(st.integers(0, 4)) == 0:
+            events[0] = {**INIT, "tools": []}
+        lines += [orjson.dumps(event).decode() if plain else draw(spelt(event))
+                  for event in events]
+    for _ in range(draw(st.integers(0, 4))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(ODD_LINES)))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    data = (end.join(lines) + end).encode()
+    if draw(st.booleans()):
+        data = data[:draw(st.integers(len(data) // 2, len(data)))]  # cut off
+    if draw(st.integers(0, 5)) == 0:
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"),
+           ("--agent", "cursor")]
+
+
+@contextmanager
+def parts_from(size, search=workers.SPLIT_SEARCH):
+    """Every FILE of ``size`` bytes or more read in parts, a cut looked for within
+    ``search`` bytes; ``parts_from.made``: the parts of each FILE split."""
+    saved, split = (workers.SPLIT_FROM, workers.SPLIT_SEARCH), workers.split
+    made = parts_from.made = []
+
+    def watched(command, name, count):
+        found = split(command, name, count)
+        if len(found) > 1:
+            made.append(found)
+        return found
+
+    workers.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split = size, search, watched
+    try:
+        yield
+    finally:
+        (workers.SPLIT_FROM, workers.SPLIT_SEARCH), workers.split = saved, split
+
+
+@EXAMPLES
+@given(streams(), st.sampled_from(OPTIONS), st.integers(2, 4),
+       st.sampled_from([200, 4096, 1 << 20]))
+def test_property_validate_prints_in_parts_what_one_process_prints(stream, options, jobs,
+                                                                     search):
+    with tempfile.TemporaryDirectory() as folder:  # no fixture: 'make fuzz' calls it too
+        path = Path(folder) / "run.ndjson"
+        path.write_bytes(stream)
+        names = [path, path, "-"]  # the FILE twice: its parts' counts are its own
+        one = in_process("validate", stream, *options, "-j", "1", *names)
+        with parts_from(0, search):
+            parts = in_process("validate", stream, *options, "-j", str(jobs), *names)
+        assert parts == one
+
+
+def _stream(runs_count):
+    events = []
+    for index in range(runs_count):
+        events += [INIT, {"type": "assistant", "message": {"role": "assistant", "content": [
+                       {"type": "text", "text": f"answer {index}"}]}, "session_id": "s"},
+                   result(f"answer {index}")]
+    return b"".join(orjson.dumps(event) + b"\n" for event in events)
+
+
+def test_a_file_of_many_runs_is_read_in_parts_cut_between_runs(tmp_path):
+    path = tmp_path / "runs.ndjson"
+    stream = _stream(30)
+    path.write_bytes(stream)
+    command = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
+                              "ndagent-validate", cli.Output())
+    with parts_from(0):
+        found = workers.split(command, str(path), 3)
+    assert [part.about for part in found] == ["cursor"] * 3
+    assert found[0].begin == 0 and found[-1].end is None
+    for before, after in zip(found, found[1:]):
+        assert before.end == after.begin
+        assert stream[:after.begin].endswith(b"}\n")
+        assert stream[after.begin:].startswith(b'{"type":"system","subtype":"init"')
+    one = in_process("validate", b"", "-j", "1", path)
+    with parts_from(0):
+        assert in_process("validate", b"", "-j", "3", path) == one
+    assert len(parts_from.made) == 1
+    assert one[1] == f"{path}: 90 events, 30 runs, 0 errors, 0 warnings\n".encode()
+
+
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_parts_are_read_by_workers_started_either_way(method, tmp_path, monkeypatch):
+    """macOS starts worker processes by spawn (the parts are sent pickled)."""
+    monkeypatch.setattr(workers, "START_METHOD", method)
+    path = tmp_path / "runs.ndjson"
+    stream = _stream(20)
+    bad = stream.index(b"answer 15") - 40
+    path.write_bytes(stream[:bad] + b"not json\n" + stream[bad:])
+    one = in_process("validate", b"", "-j", "1", path)
+    with parts_from(0):
+        assert in_process("validate", b"", "-j", "2", path) == one
+    assert len(parts_from.made) == 1 and one[0] == 1
+
+
+def test_no_cut_is_made_where_no_run_ends(tmp_path):
+    """One run, or a FILE of another format, or the output file: read whole."""
+    path = tmp_path / "one.ndjson"
+    path.write_bytes(_stream(1))
+    command = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
+                              "ndagent-validate", cli.Output())
+    with parts_from(0):
+        assert workers.split(command, str(path), 2) == [str(path)]
+        assert workers.split(command, "-", 2) == ["-"]
+    claude = tmp_path / "claude.ndjson"
+    claude.write_bytes(b'{"type":"system","subtype":"init","session_id":"s","tools":[]}\n' * 4)
+    with parts_from(0):
+        assert workers.split(command, str(claude), 2) == [str(claude)]
+
+
+def test_a_part_is_numbered_and_named_as_in_its_file(tmp_path):
+    from ndagent.decoder import iter_items
+
+    path = tmp_path / "runs.ndjson"
+    stream = _stream(3)
+    path.write_bytes(stream)
+    begin = stream.index(b'{"type":"system"', 10)
+    items = list(iter_items([Part(str(path), begin, None)]))
+    assert [(item.source, item.line) for item in items] == [(str(path), line)
+                                                           for line in range(4, 10)]
+
+
+def test_a_part_after_one_that_cannot_be_read_is_dropped_as_one_process_stops():
+    command = ValidateCommand(ValidateCommand.build_parser().parse_args([]),
+                              "ndagent-validate", cli.Output())
+    command.take_worker_state(("f", False, (5, 1, 0, 0, False)))  # read in part only
+    assert not command.takes_output(("f", False, (5, 1, 0, 0, True)))
+    assert not command.takes_output(("f", True, (5, 1, 0, 0, True)))  # its last
+    assert command.takes_output(("g", True, (5, 1, 0, 0, True)))  # the next FILE's
