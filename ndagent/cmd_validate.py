@@ -38,10 +38,10 @@ then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. 
 FILE is checked as a stream of its own, so that many are checked in N processes with
 -j N (by default one per core when they add up to {workers.SHARE_FROM >> 20} MB or more),
 the output the same whatever N is, in FILE order. A FILE of {workers.SPLIT_FROM >> 20} MB or
-more that holds many runs (Cursor's) is checked in N parts likewise, each cut between
-the end of one run and the start of the next, where nothing carries over: lines are
-numbered and counted as in the whole FILE, and the output is the same. The status is
-1 when there is an error.
+more that holds many runs (Cursor's or Gemini's) is checked in N parts likewise, each
+cut between the end of one run and the start of the next, where nothing carries over:
+lines are numbered and counted as in the whole FILE, and the output is the same. The
+status is 1 when there is an error.
 
 Each agent has the generic checks (bad lines, runs, calls, failed runs, the answer)
 and its own (listed below). For Cursor, whatever real streams contain is valid: the

@@ -67,6 +67,34 @@ def streams(draw):
     return data
 
 
+@st.composite
+def gemini_streams(draw):
+    """Gemini runs (most ending in a result, where a cut may be made), with other
+    agents' results, a result cut short, noise and blank lines put anywhere."""
+    from test_format_gemini import done, error, failed, init, say, use, user
+    from test_format_gemini import result as gemini_result
+
+    lines = []
+    for number in range(draw(st.integers(1, 6))):
+        events = [init(), user()] if draw(st.integers(0, 5)) else [user()]
+        for index in range(draw(st.integers(0, 4))):
+            call = f"call-{number}-{index}"
+            events += draw(st.sampled_from([
+                [say("Hello")], [say(" world\n")], [use("read_file", call, path="a")],
+                [use("run_shell_command", call, command="ls"), done(call)],
+                [use("grep", call), failed(call, "x", "no")], [error("slow", "warning")]]))
+        if draw(st.integers(0, 3)):
+            events.append(gemini_result(draw(st.sampled_from(["success", "error"]))))
+        lines += [orjson.dumps(event).decode() for event in events]
+    odd = [orjson.dumps(result("x")).decode(),  # Cursor's
+           orjson.dumps(result("x", num_turns=1)).decode(),  # Claude's
+           orjson.dumps(gemini_result())[:-12].decode(),
+           "[ERROR] quota exceeded", "", orjson.dumps(gemini_result()).decode()]
+    for _ in range(draw(st.integers(0, 4))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+    return ("\n".join(lines) + "\n").encode()
+
+
 OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"),
            ("--agent", "cursor")]
 
@@ -92,7 +120,7 @@ def parts_from(size, search=workers.SPLIT_SEARCH):
 
 
 @EXAMPLES
-@given(streams(), st.sampled_from(OPTIONS), st.integers(2, 4),
+@given(st.one_of(streams(), gemini_streams()), st.sampled_from(OPTIONS), st.integers(2, 4),
        st.sampled_from([200, 4096, 1 << 20]))
 def test_property_validate_prints_in_parts_what_one_process_prints(stream, options, jobs,
                                                                      search):

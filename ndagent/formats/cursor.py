@@ -12,7 +12,8 @@ from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, json
 from ndagent.terminal import quote
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "STRICT_ONLY", "TYPES", "Reader", "decides", "markers", "may_decide"]
+           "SPLIT_NEEDLE", "STRICT_ONLY", "TYPES", "Reader", "decides", "markers",
+           "may_decide", "splits_between"]
 
 NAME = "cursor"
 

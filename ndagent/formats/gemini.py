@@ -11,7 +11,8 @@ by ``tool_id``; ``error`` events are non-fatal notices.  The only figures are th
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "Reader", "decides", "markers", "may_decide"]
+           "SPLIT_NEEDLE", "Reader", "decides", "markers", "may_decide",
+           "splits_between"]
 
 NAME = "gemini"
 
@@ -192,6 +193,19 @@ def usage_of(stats):
             uncached = total - (cached or 0)
     return {"input": uncached, "cacheRead": 0 if cached is None else cached,
             "cacheWrite": None, "output": _number(stats.get("output_tokens"))}
+
+
+# A needle found in each line at which a stream may be split (``splits_between``).
+SPLIT_NEEDLE = b'"init"'
+
+
+def splits_between(before, after):
+    """Whether a stream may be cut between the adjacent lines that decode to the
+    objects ``before`` and ``after`` and each part read on its own, with the same
+    findings: a result ends the run in hand (the Reader holds no run after it) and an
+    init begins the next (what the Reader keeps across runs, the key of the message in
+    hand, tells messages apart and nothing more)."""
+    return before.get("type") == "result" and after.get("type") == "init"
 
 
 class _Run:
