@@ -36,6 +36,9 @@ SPLIT_FROM = 16 << 20
 # How far past the point where a part would end its end is looked for (a line at which
 # the stream may be cut), at the most; past that, the part runs on to the next point.
 SPLIT_SEARCH = 4 << 20
+# How many lines that hold the format's SPLIT_NEEDLE are tried there, at the most (each
+# costs decoding two lines: a stream made to hold the needle everywhere costs little).
+SPLIT_TRIES = 32
 
 
 def add_jobs_option(parser):
@@ -193,15 +196,22 @@ def _cut(fd, begin, module, max_line):
     window = os.pread(fd, SPLIT_SEARCH, base)
     others = OtherAgents(module)
     found = window.find(module.SPLIT_NEEDLE)
-    while found >= 0:
+    tries = 0
+    while found >= 0 and tries < SPLIT_TRIES:
         start = window.rfind(b"\n", 0, found) + 1
         end = window.find(b"\n", found)
         if end < 0:
             return None
         if start and end - start < max_line:
-            before = _line_before(fd, base + start - 1, max_line)
+            tries += 1
+            before = window.rfind(b"\n", 0, start - 1) + 1
+            # The line before, unless it is too long (or begins before the window: read
+            # from the file, at most once a window).
+            before = (window[before:start - 1] if before
+                      else _line_before(fd, base + start - 1, max_line))
             try:
-                first = None if before is None else orjson.loads(before)
+                first = None if before is None or len(before) >= max_line \
+                    else orjson.loads(before)
                 second = orjson.loads(window[start:end])
             except orjson.JSONDecodeError:
                 first = second = None
