@@ -651,6 +651,7 @@ class Command:
         self.warn(bad, "skipped: " + bad.message)
 
     def unreadable(self, item):
+        self.all_read = False
         where = item.source if item.line is None else f"{item.source}:{item.line}"
         self.say(f"{where}: error: cannot read: {item.reason}")
         # The OS's refusal is the user's to mend (status 2); text in another encoding
@@ -681,9 +682,10 @@ class Command:
     stopped = False  # read no further FILE (stats under --strict)
     # Whether a large FILE may be read in parts, each in a process of its own, where its
     # format says the stream may be cut (ndagent.workers.split): the command then adds
-    # up what the parts found (take_worker_state).
+    # up what the parts found (take_parts).
     splits_files = False
-    part = None  # in a worker, the part of a FILE being read (a decoder.Part)
+    part = None  # while a part of a FILE is read, that part (a decoder.Part)
+    all_read = True  # whether every input was read to its end (no Unreadable)
 
     def read_here(self, name):
         """Read one FILE in this process."""
@@ -700,9 +702,10 @@ class Command:
     def take_worker_state(self, state):
         """Add to this command what a worker's command found (``worker_state``)."""
 
-    def takes_output(self, state):
-        """Whether to take what a worker read (its output, status and ``state``)."""
-        return True
+    def take_parts(self, states):
+        """Add to this command what the commands that read the parts of one FILE found
+        (their ``worker_state``, in order; none after a part that could not be read to
+        its end, as one process stops there)."""
 
 
 def _same_terminal(fd, other):

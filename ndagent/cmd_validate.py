@@ -145,9 +145,8 @@ class ValidateCommand(cli.Command):
         self.color = not self.as_json and cli.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
-        # The counts of the parts of a FILE read so far (ndagent.workers.split), in this
-        # process, or of the part read, in a worker: events, runs, errors, warnings, and
-        # whether each was read whole.
+        # The counts of the part of a FILE read (ndagent.workers.split): events, runs,
+        # errors, warnings, and whether it was read whole.
         self.counts = None
 
     def execute(self):
@@ -272,40 +271,25 @@ class ValidateCommand(cli.Command):
         counts = (events, self.runs, self.errors, self.warnings, self.readable)
         if self.part is None:
             self._summary(source, counts)
-        else:  # for the process that reads the other parts (worker_state)
+        else:  # for the process that adds up the parts (worker_state)
             self.counts = counts
         self._new_input()
 
     def worker_state(self):
-        """A part's counts, with its FILE's name and whether it is the FILE's last."""
+        """A part's counts, with its FILE's name."""
         if self.part is None:
             return None
         from ndagent.decoder import source_name
 
         # No counts: the part was not read to its end (no memory for a line).
-        return (source_name(self.part.path), self.part.end is None,
-                self.counts or (0, 0, 0, 0, False))
+        return source_name(self.part.path), self.counts or (0, 0, 0, 0, False)
 
-    def takes_output(self, state):
-        """A part after one that could not be read is not taken (one process stops
-        there), and with the FILE's last, the next FILE begins."""
-        if state is None or self.counts is None or self.counts[4]:
-            return True
-        if state[1]:
-            self.counts = None
-        return False
-
-    def take_worker_state(self, state):
-        """Add up the counts of a FILE's parts; its summary after the last."""
-        if state is None:
+    def take_parts(self, states):
+        """The FILE's summary, its parts' counts added up."""
+        if not states:
             return
-        source, last, counts = state
-        if self.counts is not None:
-            counts = (*(mine + theirs for mine, theirs in zip(self.counts[:4], counts)),
-                      self.counts[4] and counts[4])
-        self.counts = None if last else counts
-        if last:
-            self._summary(source, counts)
+        totals = [sum(counts[index] for _, counts in states) for index in range(4)]
+        self._summary(states[0][0], (*totals, all(counts[4] for _, counts in states)))
 
     def _summary(self, source, counts):
         events, runs, errors, warnings, readable = counts

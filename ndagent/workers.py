@@ -12,8 +12,9 @@ in this process, in their turn.
 A command that ``splits_files`` (validate) reads a large regular FILE in parts, one per
 process, where its agent's format says the stream may be cut (``splits_between``:
 between the end of one run and the beginning of the next, so that each part is read
-as the whole would be); each part is numbered as in the whole FILE, and the command
-adds up what they found (``take_worker_state``).
+as the whole would be), each in a child process whose output this one writes in turn;
+each part is numbered as in the whole FILE, and the command adds up what they found
+(``take_parts``).
 """
 
 import os
@@ -80,15 +81,9 @@ def plan(names, jobs):
     worker; and the bytes of the regular FILEs."""
     import stat
 
-    from ndagent.decoder import Part
-
     here = []
     total = 0
     for name in names:
-        if name.__class__ is Part:
-            here.append(False)
-            total += (size(name.path) if name.end is None else name.end) - name.begin
-            continue
         if name == "-":
             here.append(True)
             continue
@@ -106,10 +101,7 @@ def plan(names, jobs):
     for name, in_here in zip(names, here):
         if in_here:
             tasks.append((True, [name]))
-        elif name.__class__ is Part:  # a part is a task of its own, for its own process
-            tasks.append((False, [name]))
-        elif tasks and not tasks[-1][0] and len(tasks[-1][1]) < per_task \
-                and tasks[-1][1][0].__class__ is not Part:
+        elif tasks and not tasks[-1][0] and len(tasks[-1][1]) < per_task:
             tasks[-1][1].append(name)
         else:
             tasks.append((False, [name]))
@@ -123,8 +115,30 @@ def read(command, inputs, progress=None):
     ``progress``: a Progress told of each FILE read.  Stops early when the command
     says so (``stopped``)."""
     jobs = command.args.jobs
-    if command.splits_files and jobs != 1:
-        inputs = [part for name in inputs for part in split(command, name, jobs or cores())]
+    if not command.splits_files or jobs == 1:
+        _read_files(command, inputs, jobs, progress)
+        return
+    files = []  # the FILEs before the next one read in parts
+    for name in inputs:
+        parts = split(command, name, jobs or cores())
+        if len(parts) == 1:
+            files.append(name)
+            continue
+        _read_files(command, files, jobs, progress)
+        files = []
+        if command.stopped:
+            return
+        _read_parts(command, parts)
+        if progress is not None:
+            progress.add(1, size(name))
+    _read_files(command, files, jobs, progress)
+
+
+def _read_files(command, inputs, jobs, progress):
+    """Read ``inputs``, each whole: in worker processes where there are ``jobs`` (None:
+    as many as there are cores, from SHARE_FROM bytes of regular FILEs), else here."""
+    if command.stopped:
+        return
     tasks, total = plan(inputs, jobs or cores())
     if jobs is None:
         jobs = cores() if total >= SHARE_FROM else 1
@@ -282,10 +296,7 @@ def _read_in_workers(command, tasks, workers, progress):
 
 def _take(command, progress, writes, status, stopped, state):
     """What a worker read: its output and messages in the order they came, its status,
-    and what the command found (all of it dropped where the command does not take it:
-    a part of a FILE after one that could not be read)."""
-    if not command.takes_output(state):
-        return
+    and what the command found."""
     for to_output, data in writes:
         if to_output:
             command.out.write(data)
@@ -331,6 +342,151 @@ class Progress:
         if self.visible:
             cli.write_message(b"\r\x1b[K")
             self.visible = False
+
+
+def _read_parts(command, parts):
+    """Read the parts of one FILE, each in a child process that sends what it writes
+    (output and messages, in the order they came) through a pipe, and at the end its
+    status and what its command found; this process writes each part's in turn, so
+    that the output is that of one process, and memory is bounded by the pipes (a child
+    ahead waits).  A part that could not be read to its end is the last one taken: one
+    process stops there.  The command is then given the parts' findings
+    (``take_parts``)."""
+    from marshal import loads
+
+    command.out.flush()  # nothing of this process's is written again by a child
+    children = []  # (pid, the read end of its pipe)
+    try:
+        for part in parts:
+            child = _start_part(command, part, [pipe for _, pipe in children])
+            if child is None:  # no room for another process: this one reads the rest
+                break
+            children.append(child)
+        states = []
+        for index, part in enumerate(parts):
+            if index >= len(children):
+                command.part, command.all_read = part, True
+                command.read_here(part)
+                states.append(command.worker_state())
+                command.part = None
+                if not command.all_read:
+                    break
+                continue
+            end = None
+            with open(children[index][1], "rb", buffering=PIPE_BUFFER, closefd=False) as pipe:
+                for kind, data in _frames(pipe):
+                    if kind == _OUTPUT:
+                        command.out.write(data)
+                    elif kind == _MESSAGE:
+                        command.out.message(data)
+                    else:
+                        end = loads(data)
+            command.out.flush()
+            if end is None:
+                command.say("a worker process died (killed? out of memory?): some FILEs "
+                            "were not read")
+                command.status = max(command.status, cli.EXIT_USAGE)
+                return
+            status, whole, state = end
+            command.status = max(command.status, status)
+            states.append(state)
+            if not whole:
+                break
+        command.take_parts(states)
+    finally:
+        for pid, pipe in children:
+            os.close(pipe)
+            _end_process(pid)
+
+
+# The buffer of a part's pipe as read here, and the kinds of its frames.
+PIPE_BUFFER = 1 << 20
+_OUTPUT, _MESSAGE, _END = range(3)
+
+
+def _frames(pipe):
+    """The frames a part's child sent, (kind, bytes), to the end or to where it stops."""
+    while True:
+        head = pipe.read(9)
+        if len(head) < 9:
+            return
+        size = int.from_bytes(head[1:], "little")
+        data = pipe.read(size)
+        if len(data) < size:
+            return
+        yield head[0], data
+
+
+def _start_part(command, part, others):
+    """A child process that reads ``part`` with a command like ``command``: (its pid,
+    the read end of its pipe), or None when the system has no room for it.  ``others``:
+    the pipes of the children started before, which it closes."""
+    from ndagent.decoder import _widen_pipe
+
+    try:
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            raise
+    except OSError:
+        return None
+    if pid:
+        os.close(write_end)
+        _widen_pipe(read_end)
+        return pid, read_end
+    try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
+        from marshal import dumps
+
+        os.close(read_end)
+        for pipe in others:
+            os.close(pipe)
+        reader = type(command)(command.args, command.prog, _Sent(write_end,
+                                                                  command.out.terminal))
+        reader.part = part
+        reader.read_here(part)
+        reader.out.flush()
+        _send(write_end, _END, dumps((reader.status, reader.all_read, reader.worker_state())))
+        os._exit(0)
+    except BaseException:  # noqa: BLE001 - the parent says that the part was not read
+        os._exit(1)
+
+
+def _send(pipe, kind, data):
+    cli.write_all(pipe, bytes([kind]) + len(data).to_bytes(8, "little") + data)
+
+
+def _end_process(pid):
+    import signal
+
+    try:  # noqa: SIM105 - contextlib would cost start-up time
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+class _Sent(cli.Output):
+    """A part's child's standard output and messages, sent in order through ``pipe``
+    to the process that writes them (``_read_parts``)."""
+
+    def __init__(self, pipe, terminal):
+        super().__init__()
+        self.terminal = terminal
+        self.pipe = pipe
+
+    def flush(self):
+        if self.parts:
+            data = b"".join(self.parts)
+            self.parts.clear()
+            self.size = 0
+            _send(self.pipe, _OUTPUT, data)
+
+    def message(self, data):
+        self.flush()
+        _send(self.pipe, _MESSAGE, data)
 
 
 class _Captured(cli.Output):
@@ -388,12 +544,8 @@ def _watch(parent):
 
 def _read_in_worker(names):
     """Read ``names`` in a worker process: (writes, status, stopped, state)."""
-    from ndagent.decoder import Part
-
     kind, args, prog, terminal = _WORKER
     command = kind(args, prog, _Captured(terminal))
-    if names[0].__class__ is Part:
-        command.part = names[0]
     try:
         cli.execute(command, names)
     except MemoryError:

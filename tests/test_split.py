@@ -44,7 +44,7 @@ def streams(draw):
     way, odd lines put anywhere, \\r\\n line ends or not, a byte order mark or not."""
     plain = draw(st.booleans())  # as the CLI writes them: the usual places to cut
     lines = []
-    for _ in range(draw(st.integers(1, 6))):
+    for number in range(draw(st.integers(1, 6))):
         events = draw(runs())
         if events[-1]["type"] != "result" and draw(st.booleans()):
             events.append(result(""))
@@ -52,7 +52,7 @@ def streams(draw):
         # passes over it (a bad line), so that no run ends or begins there.
         if events[-1]["type"] == "result" and draw(st.integers(0, 4)) == 0:
             events[-1] = {**events[-1], "num_turns": 1}
-        if draw(st.integers(0, 4)) == 0:
+        if number and draw(st.integers(0, 4)) == 0:  # (not the first: Claude's stream)
             events[0] = {**INIT, "tools": []}
         lines += [orjson.dumps(event).decode() if plain else draw(spelt(event))
                   for event in events]
@@ -205,10 +205,53 @@ def test_a_part_is_numbered_and_named_as_in_its_file(tmp_path):
                                                            for line in range(4, 10)]
 
 
-def test_a_part_after_one_that_cannot_be_read_is_dropped_as_one_process_stops():
-    command = ValidateCommand(ValidateCommand.build_parser().parse_args([]),
-                              "ndagent-validate", cli.Output())
-    command.take_worker_state(("f", False, (5, 1, 0, 0, False)))  # read in part only
-    assert not command.takes_output(("f", False, (5, 1, 0, 0, True)))
-    assert not command.takes_output(("f", True, (5, 1, 0, 0, True)))  # its last
-    assert command.takes_output(("g", True, (5, 1, 0, 0, True)))  # the next FILE's
+def test_a_part_after_one_that_cannot_be_read_is_not_taken(tmp_path, monkeypatch):
+    """One process stops reading a FILE where a read fails: so do the parts, the later
+    ones' output dropped (here, a bad line), and no summary is printed."""
+    from ndagent import decoder
+
+    path = tmp_path / "runs.ndjson"
+    stream = _stream(30)
+    bad = stream.index(b"answer 25") - 40
+    stream = stream[:bad] + b"not json\n" + stream[bad:]
+    path.write_bytes(stream)
+    failing = stream.index(b"answer 15")  # in the second of three parts
+    read = decoder._Range.read
+
+    def failing_read(self, size):
+        if self.position <= failing < self.position + size:
+            raise OSError(5, "Input/output error")
+        return read(self, size)
+
+    monkeypatch.setattr(decoder._Range, "read", failing_read)
+    with parts_from(0):
+        status, out, err = in_process("validate", b"", "-j", "3", path)
+    assert len(parts_from.made[0]) == 3
+    assert parts_from.made[0][1].begin < failing < parts_from.made[0][2].begin
+    assert status == 2 and b"error: cannot read: Input/output error" in err
+    assert b"not json" not in out and b" events, " not in out
+
+
+def test_a_child_that_dies_is_told(tmp_path, monkeypatch):
+    path = tmp_path / "runs.ndjson"
+    path.write_bytes(_stream(30))
+    monkeypatch.setattr(ValidateCommand, "begin_run", lambda self, start: os._exit(9))
+    with parts_from(0):
+        status, out, err = in_process("validate", b"", "-j", "2", path)
+    assert status == 2 and b"a worker process died" in err and out == b""
+
+
+def test_parts_without_room_for_a_child_are_read_here(tmp_path, monkeypatch):
+    path = tmp_path / "runs.ndjson"
+    path.write_bytes(_stream(30))
+    one = in_process("validate", b"", "-j", "1", path)
+    started = []
+
+    def no_room(command, part, others):
+        started.append(part)
+        return None
+
+    monkeypatch.setattr(workers, "_start_part", no_room)
+    with parts_from(0):
+        assert in_process("validate", b"", "-j", "3", path) == one
+    assert len(started) == 1  # the first refused: every part is read here
