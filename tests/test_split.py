@@ -255,3 +255,24 @@ def test_parts_without_room_for_a_child_are_read_here(tmp_path, monkeypatch):
     with parts_from(0):
         assert in_process("validate", b"", "-j", "3", path) == one
     assert len(started) == 1  # the first refused: every part is read here
+
+
+def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_path):
+    """A FILE whose every line is a finding (a line that is no JSON) prints about five
+    times its size: the parts' children send it as they go, so no process holds it."""
+    from conftest import command, peak_rss
+
+    init, *rest = _stream(1).splitlines(keepends=True)
+    noise = b"ActionRequiredError: You've hit your usage limit\n" * 2000
+    path = tmp_path / "noisy.ndjson"
+    with open(path, "wb") as file:
+        while file.tell() < workers.SPLIT_FROM + (4 << 20):
+            file.write(init + noise + b"".join(rest))
+    with parts_from(workers.SPLIT_FROM):
+        command_ = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
+                                   "ndagent-validate", cli.Output())
+        assert len(workers.split(command_, str(path), 2)) == 2
+    with open(os.devnull, "rb") as stdin:
+        status, peak = peak_rss([command("validate"), "-j", "2", path], stdin)
+    assert status == 1
+    assert peak < 60 << 20
