@@ -60,11 +60,18 @@ MAX_TYPES = 1024
 JSON_OUTPUT = "json output, not stream-json"
 
 
+_MODULES = {}
+
+
 def get(name):
-    """The format module of an agent."""
-    if name not in NAMES:
-        raise LookupError(name)
-    return import_module(f"ndagent.formats.{name}")
+    """The format module of an agent (imported once: detection asks for every agent's
+    at each input, and import_module costs more than a look-up)."""
+    module = _MODULES.get(name)
+    if module is None:
+        if name not in NAMES:
+            raise LookupError(name)
+        module = _MODULES[name] = import_module(f"ndagent.formats.{name}")
+    return module
 
 
 class Detector:
