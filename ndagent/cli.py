@@ -68,6 +68,10 @@ EXIT_STATUS = format_exit_status()
 
 EXIT_OK, EXIT_BAD_STREAM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
+# A regular FILE this large is read in parts, one per core, by a command that
+# splits_files, where its format says the stream may be cut (ndagent.workers.split).
+SPLIT_FROM = 16 << 20
+
 
 def _argparse():
     import argparse
@@ -414,6 +418,7 @@ class Output:
         # On a terminal: whether what was written last ends inside a line (an answer
         # still arriving, or printed with -n or -z).
         self.line_open = False
+        self.said = set()  # the keys of the messages said once (``message``)
 
     def write_json(self, value):
         """``value`` as one JSON line; on a terminal, with the characters that would act
@@ -433,16 +438,29 @@ class Output:
         if self.size > 1 << 20:
             self.flush()
 
-    def message(self, data):
+    def message(self, data, once=None):
         """Write ``data``, whole lines, on standard error: what is waiting for standard
         output goes first, so that a terminal shows both in order, and on a line of its
-        own."""
+        own.  ``once``: a key, of which only the first message is written (a command's
+        "warns once", whatever processes read its parts)."""
+        if self.said_before(once):
+            return
         self.flush()
         if self.line_open and _same_terminal(self.fd, 2):
             # Not on the line of the answer being printed: on a line of its own.
             data = b"\n" + data
             self.line_open = False
         write_message(data)
+
+    def said_before(self, once):
+        """Whether a message of the key ``once`` was said (None: no key); from now on
+        it was."""
+        if once is None:
+            return False
+        if once in self.said:
+            return True
+        self.said.add(once)
+        return False
 
     def flush(self):
         if not self.parts:
@@ -566,8 +584,16 @@ class Command:
     def execute(self):
         """Read the inputs (the FILE arguments, through ``execute``): the exit status.  A
         verb may read them its own way (stats spreads them over processes; run reads
-        the agent it starts)."""
-        return execute(self, self.args.files)
+        the agent it starts).  One large regular FILE is read in parts, where it may be
+        (``splits_files``)."""
+        files = self.args.files
+        if self.splits_files and len(files) == 1 and _large_file(files[0]):
+            from ndagent import workers
+
+            if workers.read_in_parts(self, files[0]):
+                self.out.flush()
+                return self.status
+        return execute(self, files)
 
     def begin_run(self, start):
         pass
@@ -658,31 +684,34 @@ class Command:
         # is a bad stream (status 1).
         self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
 
-    def error(self, where, text):
+    def error(self, where, text, once=None):
         """An error at ``where`` (anything with ``source`` and ``line``): status 1.
         Labelled as validate labels its diagnostics, so that grep ': error:' finds it."""
-        self.say(f"{where.source}:{where.line}: error: {text}")
+        self.say(f"{where.source}:{where.line}: error: {text}", once)
         self.status = max(self.status, EXIT_BAD_STREAM)
 
-    def warn(self, where, text):
+    def warn(self, where, text, once=None):
         """A warning at ``where``: an error under --strict, nothing under -q."""
         if self.strict:
-            self.error(where, text)
+            self.error(where, text, once)
         elif not self.quiet:
-            self.say(f"{where.source}:{where.line}: warning: {text}")
+            self.say(f"{where.source}:{where.line}: warning: {text}", once)
 
-    def say(self, text):
-        """One line on standard error, control characters spelt out (``Output.message``)."""
+    def say(self, text, once=None):
+        """One line on standard error, control characters spelt out; with ``once``, a
+        key, only the first message of that key (``Output.message``)."""
         from ndagent.terminal import escape_controls
 
-        self.out.message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"))
+        self.out.message(f"{self.prog}: {escape_controls(text)}\n".encode("utf-8", "replace"),
+                         once)
 
     # Reading FILEs in worker processes (ndagent.workers), for per_input commands.
 
-    stopped = False  # read no further FILE (stats under --strict)
+    stopped = False  # read no further (the stream ended early: --strict)
     # Whether a large FILE may be read in parts, each in a process of its own, where its
-    # format says the stream may be cut (ndagent.workers.split): the command then adds
-    # up what the parts found (take_parts).
+    # format says the stream may be cut (ndagent.workers.split): what one process
+    # keeps from one run to the next, the command keeps in the parts' findings
+    # (worker_state, added up by take_parts).
     splits_files = False
     part = None  # while a part of a FILE is read, that part (a decoder.Part)
     all_read = True  # whether every input was read to its end (no Unreadable)
@@ -706,6 +735,17 @@ class Command:
         """Add to this command what the commands that read the parts of one FILE found
         (their ``worker_state``, in order; none after a part that could not be read to
         its end, as one process stops there)."""
+
+
+def _large_file(name):
+    """Whether ``name`` is a regular file of SPLIT_FROM bytes or more."""
+    import stat
+
+    try:
+        found = os.stat(name)
+    except (OSError, TypeError, ValueError):
+        return False
+    return stat.S_ISREG(found.st_mode) and found.st_size >= SPLIT_FROM
 
 
 def _same_terminal(fd, other):
@@ -996,6 +1036,7 @@ def execute(command, inputs):
         command.finish()
     except _Stop as stop:
         command.status = max(command.status, stop.status)
+        command.stopped = True
     out.flush()
     return command.status
 

@@ -41,6 +41,7 @@ EXAMPLES = """\
 
 class ResultCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "result", SUMMARY, DESCRIPTION, EXAMPLES
+    splits_files = True
     needs = frozenset({"text", "ends"})
 
     @classmethod

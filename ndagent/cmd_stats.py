@@ -212,10 +212,10 @@ class StatsCommand(cli.Command):
             else:
                 found.merge(figures)
 
-    def say(self, text):
+    def say(self, text, once=None):
         if self.progress is not None:
             self.progress.clear()
-        super().say(text)
+        super().say(text, once)
 
     def bad_line(self, bad):
         if self.args.strict:

@@ -89,6 +89,7 @@ _DIM, _RED, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
 
 class TextCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "text", SUMMARY, DESCRIPTION, EXAMPLES
+    splits_files = True
     ENVIRONMENT = ENVIRONMENT
     # A line per ended call needs only the ends; -v and --progress also need the starts
     # (for the target a start's args name, which its end may lack; for their lines),
@@ -122,7 +123,6 @@ class TextCommand(cli.Command):
 
         self.color = cli.use_color(args.color, out.fd)
         self.filter = CallFilter(args)
-        self.said_overflow = False
         # --final: the run's text since its last tool event.
         self.final_segment = []
         if args.final:
@@ -170,9 +170,7 @@ class TextCommand(cli.Command):
         return (None, target), getsizeof(target)
 
     def calls_dropped(self, dropped, start, why):
-        if not self.said_overflow:
-            self.said_overflow = True
-            self.warn(start, why + ": the oldest are no longer tracked")
+        self.warn(start, why + ": the oldest are no longer tracked", once="calls-dropped")
 
     def call_ended(self, kept, end):
         """The line of an ended call; ``kept``: what ``keep`` kept of its start, whose

@@ -65,6 +65,7 @@ TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms", "agent", "p
 
 class ToolsCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "tools", SUMMARY, DESCRIPTION, EXAMPLES
+    splits_files = True
     needs = frozenset({"tools"})
     exact = True
 
@@ -85,7 +86,6 @@ class ToolsCommand(cli.Command):
         from ndagent.callfilter import CallFilter
 
         self.filter = CallFilter(args)
-        self.said_overflow = False
         self.tsv = args.format == "tsv"
         if self.tsv and args.header:
             out.write("\t".join(TSV_COLUMNS).encode() + b"\n")
@@ -107,9 +107,8 @@ class ToolsCommand(cli.Command):
         self.report(kept, None)  # a call_id started twice: the first can no longer end
 
     def calls_dropped(self, dropped, start, why):
-        if not self.said_overflow:
-            self.said_overflow = True
-            self.warn(start, why + ": the oldest are printed as pending at once")
+        self.warn(start, why + ": the oldest are printed as pending at once",
+                  once="calls-dropped")
         for kept in dropped:
             self.report(kept, None)
 

@@ -37,7 +37,7 @@ well-formed, complete, successful run: one line per finding, as it is found,
 then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. Each
 FILE is checked as a stream of its own, so that many are checked in N processes with
 -j N (by default one per core when they add up to {workers.SHARE_FROM >> 20} MB or more),
-the output the same whatever N is, in FILE order. A FILE of {workers.SPLIT_FROM >> 20} MB or
+the output the same whatever N is, in FILE order. A FILE of {cli.SPLIT_FROM >> 20} MB or
 more that holds many runs (Cursor's or Gemini's) is checked in N parts likewise, each
 cut between the end of one run and the start of the next, where nothing carries over:
 lines are numbered and counted as in the whole FILE, and the output is the same. The

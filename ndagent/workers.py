@@ -32,8 +32,6 @@ START_METHOD = "fork" if platform.startswith("linux") else "spawn"
 # several tasks (an even share, and little left to wait for at the end), enough that a
 # task's cost (sending it, its result) does not count.
 TASK_FILES = 64
-# A regular FILE this large is read in parts, by a command that splits_files.
-SPLIT_FROM = 16 << 20
 # How far past the point where a part would end its end is looked for (a line at which
 # the stream may be cut), at the most; past that, the part runs on to the next point.
 SPLIT_SEARCH = 4 << 20
@@ -134,6 +132,16 @@ def read(command, inputs, progress=None):
     _read_files(command, files, jobs, progress)
 
 
+def read_in_parts(command, name):
+    """Read the FILE ``name`` in parts, one per core, where it may be cut
+    (``split``): whether it was."""
+    parts = split(command, name, cores())
+    if len(parts) == 1:
+        return False
+    _read_parts(command, parts)
+    return True
+
+
 def _read_files(command, inputs, jobs, progress):
     """Read ``inputs``, each whole: in worker processes where there are ``jobs`` (None:
     as many as there are cores, from SHARE_FROM bytes of regular FILEs), else here."""
@@ -171,7 +179,7 @@ def split(command, name, count):
     except OSError:
         return [name]
     output = cli._output_file(command.out.fd)
-    if (not stat.S_ISREG(found.st_mode) or found.st_size < SPLIT_FROM
+    if (not stat.S_ISREG(found.st_mode) or found.st_size < cli.SPLIT_FROM
             or (output is not None and cli._is_output(name, output))):
         return [name]
     forced = getattr(command.args, "agent", "auto")
@@ -349,9 +357,9 @@ def _read_parts(command, parts):
     (output and messages, in the order they came) through a pipe, and at the end its
     status and what its command found; this process writes each part's in turn, so
     that the output is that of one process, and memory is bounded by the pipes (a child
-    ahead waits).  A part that could not be read to its end is the last one taken: one
-    process stops there.  The command is then given the parts' findings
-    (``take_parts``)."""
+    ahead waits).  A part that could not be read to its end, or whose reading stopped
+    early (--strict), is the last one taken: one process stops there.  The command is
+    then given the parts' findings (``take_parts``)."""
     from marshal import loads
 
     command.out.flush()  # nothing of this process's is written again by a child
@@ -369,7 +377,7 @@ def _read_parts(command, parts):
                 command.read_here(part)
                 states.append(command.worker_state())
                 command.part = None
-                if not command.all_read:
+                if not command.all_read or command.stopped:
                     break
                 continue
             end = None
@@ -379,6 +387,9 @@ def _read_parts(command, parts):
                         command.out.write(data)
                     elif kind == _MESSAGE:
                         command.out.message(data)
+                    elif kind == _ONCE:
+                        once, _, data = data.partition(b"\0")
+                        command.out.message(data, once.decode())
                     else:
                         end = loads(data)
             command.out.flush()
@@ -401,7 +412,7 @@ def _read_parts(command, parts):
 
 # The buffer of a part's pipe as read here, and the kinds of its frames.
 PIPE_BUFFER = 1 << 20
-_OUTPUT, _MESSAGE, _END = range(3)
+_OUTPUT, _MESSAGE, _ONCE, _END = range(4)
 
 
 def _frames(pipe):
@@ -448,7 +459,8 @@ def _start_part(command, part, others):
         reader.part = part
         reader.read_here(part)
         reader.out.flush()
-        _send(write_end, _END, dumps((reader.status, reader.all_read, reader.worker_state())))
+        _send(write_end, _END, dumps((reader.status, reader.all_read and not reader.stopped,
+                                      reader.worker_state())))
         os._exit(0)
     except BaseException:  # noqa: BLE001 - the parent says that the part was not read
         os._exit(1)
@@ -484,9 +496,14 @@ class _Sent(cli.Output):
             self.size = 0
             _send(self.pipe, _OUTPUT, data)
 
-    def message(self, data):
+    def message(self, data, once=None):
+        if self.said_before(once):
+            return
         self.flush()
-        _send(self.pipe, _MESSAGE, data)
+        if once is None:
+            _send(self.pipe, _MESSAGE, data)
+        else:  # the key first, so that this process writes only a key's first message
+            _send(self.pipe, _ONCE, once.encode() + b"\0" + data)
 
 
 class _Captured(cli.Output):
@@ -504,7 +521,9 @@ class _Captured(cli.Output):
             self.parts.clear()
             self.size = 0
 
-    def message(self, data):
+    def message(self, data, once=None):
+        if self.said_before(once):  # (the verbs that read FILEs in workers say none)
+            return
         self.flush()
         self.writes.append((False, data))
 

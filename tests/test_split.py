@@ -100,23 +100,26 @@ OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"
 
 
 @contextmanager
-def parts_from(size, search=workers.SPLIT_SEARCH):
+def parts_from(size, search=workers.SPLIT_SEARCH, cores=None):
     """Every FILE of ``size`` bytes or more read in parts, a cut looked for within
-    ``search`` bytes; ``parts_from.made``: the parts of each FILE split."""
-    saved, split = (workers.SPLIT_FROM, workers.SPLIT_SEARCH), workers.split
+    ``search`` bytes, as if there were ``cores`` cores (for the verbs without -j);
+    ``parts_from.made``: the parts of each FILE split."""
+    saved = cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split, workers.cores
     made = parts_from.made = []
 
     def watched(command, name, count):
-        found = split(command, name, count)
+        found = saved[2](command, name, count)
         if len(found) > 1:
             made.append(found)
         return found
 
-    workers.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split = size, search, watched
+    cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split = size, search, watched
+    if cores is not None:
+        workers.cores = lambda: cores
     try:
         yield
     finally:
-        (workers.SPLIT_FROM, workers.SPLIT_SEARCH), workers.split = saved, split
+        cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split, workers.cores = saved
 
 
 @EXAMPLES
@@ -132,6 +135,26 @@ def test_property_validate_prints_in_parts_what_one_process_prints(stream, optio
         with parts_from(0, search):
             parts = in_process("validate", stream, *options, "-j", str(jobs), *names)
         assert parts == one
+
+
+CONVERTERS = [("json",), ("result",), ("result", "--from-result"), ("result", "--live"),
+              ("text", "-v"), ("text", "--progress"), ("tools",), ("tools", "--format", "tsv"),
+              ("text", "--strict"), ("json", "--max-line", "120")]
+
+
+@EXAMPLES
+@given(st.one_of(streams(), gemini_streams()), st.integers(2, 4),
+       st.sampled_from([200, 4096, 1 << 20]))
+def test_property_converters_print_in_parts_what_one_process_prints(stream, cores, search):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.ndjson"
+        path.write_bytes(stream)
+        for verb, *options in CONVERTERS:
+            with parts_from(1 << 62):
+                one = in_process(verb, b"", *options, path)
+            with parts_from(0, search, cores):
+                parts = in_process(verb, b"", *options, path)
+            assert parts == one, (verb, *options)
 
 
 def _stream(runs_count):
@@ -266,9 +289,9 @@ def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_pa
     noise = b"ActionRequiredError: You've hit your usage limit\n" * 2000
     path = tmp_path / "noisy.ndjson"
     with open(path, "wb") as file:
-        while file.tell() < workers.SPLIT_FROM + (4 << 20):
+        while file.tell() < cli.SPLIT_FROM + (4 << 20):
             file.write(init + noise + b"".join(rest))
-    with parts_from(workers.SPLIT_FROM):
+    with parts_from(cli.SPLIT_FROM):
         command_ = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
                                    "ndagent-validate", cli.Output())
         assert len(workers.split(command_, str(path), 2)) == 2
@@ -276,3 +299,28 @@ def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_pa
         status, peak = peak_rss([command("validate"), "-j", "2", path], stdin)
     assert status == 1
     assert peak < 60 << 20
+
+
+@pytest.mark.parametrize("verb", [("text", "-v"), ("tools",)])
+def test_a_warning_said_once_is_said_once_whatever_part_says_it(verb, tmp_path, monkeypatch):
+    """text and tools warn once when calls open at once are too many: so do their parts,
+    each of which would say it once (the first part's is written, the others' are not)."""
+    from ndagent.model import CallPairer
+
+    monkeypatch.setattr(CallPairer, "max_calls", 2)
+    events = []
+    for index in range(6):
+        events.append(INIT)
+        events += [{"type": "tool_call", "subtype": "started", "call_id": f"c{index}-{call}",
+                    "tool_call": {"readToolCall": {"args": {"path": "/p"}}},
+                    "session_id": "s"} for call in range(4)]
+        events.append(result(""))
+    path = tmp_path / "open.ndjson"
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    with parts_from(1 << 62):
+        one = in_process(verb[0], b"", *verb[1:], path)
+    with parts_from(0, cores=3):
+        parts = in_process(verb[0], b"", *verb[1:], path)
+    assert len(parts_from.made) == 1 and len(parts_from.made[0]) == 3
+    assert parts == one
+    assert one[2].count(b"warning: too many tool calls open at once") == 1
