@@ -356,12 +356,12 @@ def _read_parts(command, parts):
     """Read the parts of one FILE, each in a child process that sends what it writes
     (output and messages, in the order they came) through a pipe, and at the end its
     status and what its command found; this process writes each part's in turn, so
-    that the output is that of one process, and memory is bounded by the pipes (a child
-    ahead waits).  A part that could not be read to its end, or whose reading stopped
-    early (--strict), is the last one taken: one process stops there.  The command is
-    then given the parts' findings (``take_parts``)."""
-    from marshal import loads
-
+    that the output is that of one process.  What the later parts send meanwhile is
+    held, up to PARTS_HELD bytes in all, past which they wait: memory stays bounded
+    however much they print, and a part that prints much does not wait for those
+    before it to end.  A part that could not be read to its end, or whose reading
+    stopped early (--strict), is the last one taken: one process stops there.  The
+    command is then given the parts' findings (``take_parts``)."""
     command.out.flush()  # nothing of this process's is written again by a child
     children = []  # (pid, the read end of its pipe)
     try:
@@ -370,36 +370,23 @@ def _read_parts(command, parts):
             if child is None:  # no room for another process: this one reads the rest
                 break
             children.append(child)
+        sent = _Received(children)
         states = []
         for index, part in enumerate(parts):
-            if index >= len(children):
+            if index < len(children):
+                end = sent.write(index, command)
+                if end is None:
+                    command.say("a worker process died (killed? out of memory?): some "
+                                "FILEs were not read")
+                    command.status = max(command.status, cli.EXIT_USAGE)
+                    return
+                status, whole, state = end
+                command.status = max(command.status, status)
+            else:
                 command.part, command.all_read = part, True
                 command.read_here(part)
-                states.append(command.worker_state())
+                state, whole = command.worker_state(), command.all_read and not command.stopped
                 command.part = None
-                if not command.all_read or command.stopped:
-                    break
-                continue
-            end = None
-            with open(children[index][1], "rb", buffering=PIPE_BUFFER, closefd=False) as pipe:
-                for kind, data in _frames(pipe):
-                    if kind == _OUTPUT:
-                        command.out.write(data)
-                    elif kind == _MESSAGE:
-                        command.out.message(data)
-                    elif kind == _ONCE:
-                        once, _, data = data.partition(b"\0")
-                        command.out.message(data, once.decode())
-                    else:
-                        end = loads(data)
-            command.out.flush()
-            if end is None:
-                command.say("a worker process died (killed? out of memory?): some FILEs "
-                            "were not read")
-                command.status = max(command.status, cli.EXIT_USAGE)
-                return
-            status, whole, state = end
-            command.status = max(command.status, status)
             states.append(state)
             if not whole:
                 break
@@ -410,22 +397,66 @@ def _read_parts(command, parts):
             _end_process(pid)
 
 
-# The buffer of a part's pipe as read here, and the kinds of its frames.
+# What the parts after the one being written may have sent and be held, in all; how
+# much of a pipe is read at once; the kinds of the frames a child sends.
+PARTS_HELD = 32 << 20
 PIPE_BUFFER = 1 << 20
 _OUTPUT, _MESSAGE, _ONCE, _END = range(4)
 
 
-def _frames(pipe):
-    """The frames a part's child sent, (kind, bytes), to the end or to where it stops."""
-    while True:
-        head = pipe.read(9)
-        if len(head) < 9:
-            return
-        size = int.from_bytes(head[1:], "little")
-        data = pipe.read(size)
-        if len(data) < size:
-            return
-        yield head[0], data
+class _Received:
+    """What the parts' children send, by child: ``write`` writes one child's as it
+    comes, holding what the later ones send meanwhile (PARTS_HELD bytes in all)."""
+
+    def __init__(self, children):
+        self.pipes = [pipe for _, pipe in children]
+        self.data = [bytearray() for _ in children]
+        self.open = set(range(len(children)))  # the children whose pipe is not at its end
+        self.held = 0
+
+    def write(self, index, command):
+        """Write what child ``index`` sends, to its end: the value of its end frame
+        (status, whether read whole, state), or None when it ended without one."""
+        import select
+        from marshal import loads
+
+        data = self.data[index]
+        self.held -= len(data)
+        while True:
+            position = 0  # frames: a kind, a length (8 bytes), the bytes
+            while len(data) - position >= 9:
+                size = int.from_bytes(data[position + 1:position + 9], "little")
+                if len(data) - position - 9 < size:
+                    break
+                kind = data[position]
+                frame = bytes(data[position + 9:position + 9 + size])
+                position += 9 + size
+                if kind == _OUTPUT:
+                    command.out.write(frame)
+                elif kind == _MESSAGE:
+                    command.out.message(frame)
+                elif kind == _ONCE:
+                    once, _, frame = frame.partition(b"\0")
+                    command.out.message(frame, once.decode())
+                else:
+                    command.out.flush()
+                    return loads(frame)
+            del data[:position]
+            command.out.flush()
+            if index not in self.open:
+                return None
+            watched = [index]
+            if self.held < PARTS_HELD:
+                watched += [later for later in self.open if later > index]
+            ready, _, _ = select.select([self.pipes[child] for child in watched], [], [])
+            for child in watched:
+                if self.pipes[child] in ready:
+                    more = os.read(self.pipes[child], PIPE_BUFFER)
+                    if not more:
+                        self.open.discard(child)
+                    self.data[child] += more
+                    if child != index:
+                        self.held += len(more)
 
 
 def _start_part(command, part, others):
