@@ -1045,24 +1045,15 @@ class _SecondHalf:
         for another process: this one reads alone)."""
         import signal
 
-        try:
-            read_end, write_end = os.pipe()
-            _widen_pipe(read_end)
-            try:
-                pid = os.fork()
-            except OSError:
-                os.close(read_end)
-                os.close(write_end)
-                raise
-        except OSError:  # no room for another process, or a pipe
+        forked = fork_with_pipe()
+        if forked is None:
             return False
+        pid, read_end, write_end = forked
         if pid:
-            os.close(write_end)
             self.pid, self.pipe = pid, read_end
             return True
         try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            os.close(read_end)
             self._send(write_end)
             os._exit(0)
         except BaseException:  # noqa: BLE001 - the parent reads the rest itself
@@ -1217,6 +1208,26 @@ class _SpanLines:
 _SpanLines.block = _Lines.block
 _SpanLines._selected = _Lines._selected
 _SpanLines.overlong = _Lines.overlong
+
+
+def fork_with_pipe():
+    """A child process with a pipe from it to this one: ``(pid, read end, write end)``,
+    the pid 0 in the child, which has only the write end open (the parent only the read
+    end, widened: PIPE_SIZE); None when the system has no room for another process or
+    pipe."""
+    try:
+        read_end, write_end = os.pipe()
+        _widen_pipe(read_end)
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            raise
+    except OSError:
+        return None
+    os.close(write_end if pid else read_end)
+    return pid, read_end, write_end
 
 
 def share(scan, work):

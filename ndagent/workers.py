@@ -463,26 +463,17 @@ def _start_part(command, part, others):
     """A child process that reads ``part`` with a command like ``command``: (its pid,
     the read end of its pipe), or None when the system has no room for it.  ``others``:
     the pipes of the children started before, which it closes."""
-    from ndagent.decoder import _widen_pipe
+    from ndagent.decoder import fork_with_pipe
 
-    try:
-        read_end, write_end = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_end)
-            os.close(write_end)
-            raise
-    except OSError:
+    forked = fork_with_pipe()
+    if forked is None:
         return None
+    pid, read_end, write_end = forked
     if pid:
-        os.close(write_end)
-        _widen_pipe(read_end)
         return pid, read_end
     try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
         from marshal import dumps
 
-        os.close(read_end)
         for pipe in others:
             os.close(pipe)
         reader = type(command)(command.args, command.prog, _Sent(write_end,
