@@ -9,11 +9,12 @@ task's output and messages in FILE order and hands the rest to its own command
 number of workers.  Standard input and the FILEs that are not regular files are read
 in this process, in their turn.
 
-A command that ``splits_files`` (validate) reads a large regular FILE in parts, one per
-process, where its agent's format says the stream may be cut (``splits_between``:
-between the end of one run and the beginning of the next, so that each part is read
-as the whole would be), each in a child process whose output this one writes in turn;
-each part is numbered as in the whole FILE, and the command adds up what they found
+A command that ``splits_files`` (validate among its FILEs, the converters when given
+one) reads a large regular FILE in parts, one per process, where its agent's format
+says the stream may be cut (``splits_between``: between the end of one run and the
+beginning of the next, so that each part is read as the whole would be), each in a
+child process whose output this one writes in turn (``_read_parts``); each part is
+numbered as in the whole FILE, and the command adds up what they found
 (``take_parts``).
 """
 
