@@ -713,6 +713,10 @@ class Command:
     # keeps from one run to the next, the command keeps in the parts' findings
     # (worker_state, added up by take_parts).
     splits_files = False
+    # Whether, where the format selects the lines the verb needs, the two-process scan
+    # of a large file (ndagent.decoder) shares its work at less cost than parts do: the
+    # verbs that do little with each line they decode (json, text, tools).
+    prefers_scan = False
     part = None  # while a part of a FILE is read, that part (a decoder.Part)
     all_read = True  # whether every input was read to its end (no Unreadable)
 

@@ -41,7 +41,7 @@ EXAMPLES = """\
 
 class JsonCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "json", SUMMARY, DESCRIPTION, EXAMPLES
-    splits_files = True
+    splits_files = prefers_scan = True
     needs = frozenset({"native"})
     exact = True
 

@@ -89,7 +89,7 @@ _DIM, _RED, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
 
 class TextCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "text", SUMMARY, DESCRIPTION, EXAMPLES
-    splits_files = True
+    splits_files = prefers_scan = True
     ENVIRONMENT = ENVIRONMENT
     # A line per ended call needs only the ends; -v and --progress also need the starts
     # (for the target a start's args name, which its end may lack; for their lines),

@@ -65,7 +65,7 @@ TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms", "agent", "p
 
 class ToolsCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "tools", SUMMARY, DESCRIPTION, EXAMPLES
-    splits_files = True
+    splits_files = prefers_scan = True
     needs = frozenset({"tools"})
     exact = True
 

@@ -166,8 +166,9 @@ def _read_files(command, inputs, jobs, progress):
 def split(command, name, count):
     """A FILE as the ``count`` parts to read it in (``decoder.Part``s, each knowing the
     agent, told here from the FILE's head), or as itself: when it is small, not a
-    regular file, the output file, or a stream its format does not split, or when no
-    place to cut it is found."""
+    regular file, the output file, or a stream its format does not split, or one whose
+    lines the command selects and that it ``prefers_scan``, or when no place to cut it
+    is found."""
     import stat
 
     from ndagent.decoder import Part
@@ -186,7 +187,9 @@ def split(command, name, count):
     forced = getattr(command.args, "agent", "auto")
     decision = cli._detect_head(name, Detector(None if forced == "auto" else forced))
     module = None if decision is None else decision[0]
-    if getattr(module, "splits_between", None) is None:
+    if getattr(module, "splits_between", None) is None or (
+            command.prefers_scan and not getattr(command.args, "strict", False)
+            and module.markers(command.needs) is not None):
         return [name]
     size = found.st_size
     cuts = []

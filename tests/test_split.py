@@ -100,11 +100,16 @@ OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"
 
 
 @contextmanager
-def parts_from(size, search=workers.SPLIT_SEARCH, cores=None):
+def parts_from(size, search=workers.SPLIT_SEARCH, cores=None, every_verb=True):
     """Every FILE of ``size`` bytes or more read in parts, a cut looked for within
-    ``search`` bytes, as if there were ``cores`` cores (for the verbs without -j);
-    ``parts_from.made``: the parts of each FILE split."""
+    ``search`` bytes, as if there were ``cores`` cores (for the verbs without -j), by
+    ``every_verb`` (even those that prefer the two-process scan where they can: the
+    output must be the same either way); ``parts_from.made``: the parts of each FILE
+    split."""
     saved = cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split, workers.cores
+    assert cli.COMMANDS  # (every verb's class registered)
+    preferring = [kind for kind in cli._REGISTRY.values()
+                  if kind.prefers_scan and every_verb]
     made = parts_from.made = []
 
     def watched(command, name, count):
@@ -116,10 +121,14 @@ def parts_from(size, search=workers.SPLIT_SEARCH, cores=None):
     cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split = size, search, watched
     if cores is not None:
         workers.cores = lambda: cores
+    for kind in preferring:
+        kind.prefers_scan = False
     try:
         yield
     finally:
         cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split, workers.cores = saved
+        for kind in preferring:
+            kind.prefers_scan = True
 
 
 @EXAMPLES
@@ -325,3 +334,24 @@ def test_a_warning_said_once_is_said_once_whatever_part_says_it(verb, tmp_path, 
     assert len(parts_from.made) == 1 and len(parts_from.made[0]) == 3
     assert parts == one
     assert one[2].count(b"warning: too many tool calls open at once") == 1
+
+
+def test_verbs_that_prefer_the_scan_read_in_parts_only_what_they_would_decode_whole(tmp_path):
+    """json, text and tools: a Cursor FILE, whose lines they select, is scanned by two
+    processes instead (less costly for them); under --strict (every line decoded), and a
+    Gemini FILE (whose lines json needs nearly all), in parts.  result: in parts."""
+    from test_format_gemini import init, user
+    from test_format_gemini import result as gemini_result
+
+    cursor = tmp_path / "cursor.ndjson"
+    cursor.write_bytes(_stream(30))
+    gemini = tmp_path / "gemini.ndjson"
+    gemini.write_bytes(b"".join(orjson.dumps(event) + b"\n"
+                                for _ in range(30) for event in (init(), user(), gemini_result())))
+    for path, verb, options, split in [(cursor, "json", (), False), (cursor, "text", (), False),
+                                       (cursor, "tools", (), False),
+                                       (cursor, "json", ("--strict",), True),
+                                       (cursor, "result", (), True), (gemini, "json", (), True)]:
+        with parts_from(0, cores=2, every_verb=False):
+            in_process(verb, b"", *options, path)
+        assert len(parts_from.made) == split, (path.name, verb, options)
