@@ -197,7 +197,7 @@ def split(command, name, count):
         with open(name, "rb", buffering=0) as handle:
             for index in range(1, count):
                 begin = max(size * index // count, cuts[-1] if cuts else 0)
-                cut = _cut(handle.fileno(), begin, module, command.args.max_line)
+                cut = _cut(handle.fileno(), begin, module, command)
                 if cut is not None and (not cuts or cut > cuts[-1]):
                     cuts.append(cut)
     except OSError:
@@ -208,9 +208,9 @@ def split(command, name, count):
     return [Part(name, begin, end, module.NAME) for begin, end in zip([0, *cuts], ends)]
 
 
-def _cut(fd, begin, module, max_line):
+def _cut(fd, begin, module, command):
     """The offset of the first line at or after ``begin`` (within SPLIT_SEARCH bytes)
-    before which ``module``'s stream may be cut, or None.  Both lines beside the cut
+    before which ``module``'s stream may be cut for ``command``, or None.  Both lines beside the cut
     are decoded as the decoder decodes them (a line it would not take whole for an
     object, too long or not plain JSON, is no place to cut), and neither may be
     another agent's (the frame would pass it over)."""
@@ -218,6 +218,7 @@ def _cut(fd, begin, module, max_line):
 
     from ndagent.formats import OtherAgents
 
+    max_line = command.args.max_line
     base = max(begin - 1, 0)  # from the newline before ``begin``: a line there is whole
     window = os.pread(fd, SPLIT_SEARCH, base)
     others = OtherAgents(module)
@@ -242,7 +243,7 @@ def _cut(fd, begin, module, max_line):
             except orjson.JSONDecodeError:
                 first = second = None
             if (first.__class__ is dict and second.__class__ is dict
-                    and module.splits_between(first, second)
+                    and module.splits_between(first, second, command.checks)
                     and not any(decides(value) for value in (first, second)
                                 for decides, _ in others.tests(_string(value.get("type"))))):
                 return base + start

@@ -95,6 +95,41 @@ def gemini_streams(draw):
     return ("\n".join(lines) + "\n").encode()
 
 
+@st.composite
+def claude_streams(draw):
+    """Claude runs (most ending in a result, some with a result_index, not always one
+    more than the last), with other agents' results, a result cut short, a hook line,
+    noise and blank lines put anywhere."""
+    from test_format_claude import assistant, init, text, tool_result, tool_use, user
+    from test_format_claude import result as claude_result
+    from test_format_gemini import result as gemini_result
+
+    lines = []
+    for number in range(draw(st.integers(1, 6))):
+        events = [init()] if draw(st.integers(0, 5)) else []
+        for index in range(draw(st.integers(0, 4))):
+            call = f"toolu_{number}_{index}"
+            events += draw(st.sampled_from([
+                [assistant(f"msg_{number}_{index}", text("Hello"))],
+                [assistant(f"msg_{number}_{index}", tool_use(call, "Bash", command="ls")),
+                 user(tool_result(call, "ok"))],
+                [assistant(f"msg_{number}_{index}", tool_use(call, "Read", file_path="a"))]]))
+        if draw(st.integers(0, 3)):
+            index = draw(st.sampled_from([None, number, number + 2]))
+            events.append(claude_result(**({} if index is None else {"result_index": index})))
+        lines += [orjson.dumps(event).decode() for event in events]
+    odd = [orjson.dumps(result("x")).decode(),  # Cursor's
+           orjson.dumps(gemini_result()).decode(),
+           orjson.dumps(claude_result())[:-12].decode(),
+           orjson.dumps({"type": "system", "subtype": "hook_started", "hook_id": "h",
+                         "session_id": "s"}).decode(),
+           "Error: rate limited", "", orjson.dumps(claude_result()).decode()]
+    for _ in range(draw(st.integers(0, 4))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+    return ("\n".join(lines) + "\n").encode()
+
+
+STREAMS = st.one_of(streams(), gemini_streams(), claude_streams())
 OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"),
            ("--agent", "cursor")]
 
@@ -132,7 +167,7 @@ def parts_from(size, search=workers.SPLIT_SEARCH, cores=None, every_verb=True):
 
 
 @EXAMPLES
-@given(st.one_of(streams(), gemini_streams()), st.sampled_from(OPTIONS), st.integers(2, 4),
+@given(STREAMS, st.sampled_from(OPTIONS), st.integers(2, 4),
        st.sampled_from([200, 4096, 1 << 20]))
 def test_property_validate_prints_in_parts_what_one_process_prints(stream, options, jobs,
                                                                      search):
@@ -152,7 +187,7 @@ CONVERTERS = [("json",), ("result",), ("result", "--from-result"), ("result", "-
 
 
 @EXAMPLES
-@given(st.one_of(streams(), gemini_streams()), st.integers(2, 4),
+@given(STREAMS, st.integers(2, 4),
        st.sampled_from([200, 4096, 1 << 20]))
 def test_property_converters_print_in_parts_what_one_process_prints(stream, cores, search):
     with tempfile.TemporaryDirectory() as folder:
@@ -355,3 +390,23 @@ def test_verbs_that_prefer_the_scan_read_in_parts_only_what_they_would_decode_wh
         with parts_from(0, cores=2, every_verb=False):
             in_process(verb, b"", *options, path)
         assert len(parts_from.made) == split, (path.name, verb, options)
+
+
+def test_validate_reads_a_claude_file_whole_as_result_index_runs_from_run_to_run(tmp_path):
+    """Claude's results may carry a result_index, which validate checks against the
+    last run's: cut between two runs, the second part would not know it."""
+    from test_format_claude import assistant, init, text
+    from test_format_claude import result as claude_result
+
+    lines = []
+    for number, index in enumerate([0, 5, 2, 3]):
+        lines += [init(), assistant(f"msg_{number}", text("hi")),
+                  claude_result("hi", result_index=index)]
+    path = tmp_path / "claude.ndjson"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    one = in_process("validate", b"", "-j", "1", path)
+    with parts_from(0):
+        assert in_process("validate", b"", "-j", "2", path) == one
+        assert in_process("result", b"", path)[0] == 0  # the converters do cut it
+    assert len(parts_from.made) == 1
+    assert one[1].count(b"[result-index]") == 2

@@ -32,11 +32,11 @@ nothing else, and offers:
 - ``RUN_END``: the event that ends a run, for the message of a run cut off;
 - ``NOISE_LINES``: whether the agent itself writes lines that are not JSON on its
   stream (``validate`` warns of them rather than count them errors);
-- optionally ``splits_between(before, after)`` and ``SPLIT_NEEDLE``: whether the
-  stream may be cut between two adjacent lines, decoded, and each part read on its own
-  with the same findings (the Reader carries nothing across), and bytes that each line
-  ``after`` holds, to find them by; a large file of such an agent is then checked in
-  parts, in as many processes (``ndagent.workers``);
+- optionally ``splits_between(before, after, checks)`` and ``SPLIT_NEEDLE``: whether
+  the stream may be cut between two adjacent lines, decoded, and each part read on its
+  own with the same findings (the Reader, with ``checks`` or not, carries nothing
+  across), and bytes that each line ``after`` holds, to find them by; a large file of
+  such an agent may then be read in parts, in as many processes (``ndagent.workers``);
 - optionally ``old_format(data)`` and ``OLD_FORMAT``: an object of an older shape of
   the agent's stream, which ndagent does not read, and the message that says so.
 

@@ -199,6 +199,20 @@ class _Run:
         return self.text.getvalue() if self.has_message else None
 
 
+# A needle found in each line at which a stream may be split (``splits_between``).
+SPLIT_NEEDLE = b'"init"'
+
+
+def splits_between(before, after, checks):
+    """Whether a stream may be cut between the adjacent lines that decode to the
+    objects ``before`` and ``after`` and each part read on its own, with the same
+    findings: a result ends the run in hand (the Reader holds no run after it) and
+    system/init begins the next; but not for a Reader with ``checks``, which follows
+    ``result_index`` from one run to the next."""
+    return (not checks and before.get("type") == "result"
+            and after.get("type") == "system" and after.get("subtype") == "init")
+
+
 class Reader:
     """Turns one input's decoded items into model events (``ndagent.model``)."""
 

@@ -547,13 +547,13 @@ def begins_run(data):
 SPLIT_NEEDLE = b'"init"'
 
 
-def splits_between(before, after):
+def splits_between(before, after, checks):
     """Whether a stream may be cut between the adjacent lines that decode to the
-    objects ``before`` and ``after`` and each part read on its own, with the same
-    findings: a run ends at ``before`` (a result event ends the run in hand, whatever
-    came before it) and the next begins at ``after`` (system/init), so that the Reader
-    carries nothing across (what follows a result matters only to an event that begins
-    no run)."""
+    objects ``before`` and ``after`` and each part read on its own (by Readers with
+    ``checks`` or not), with the same findings: a run ends at ``before`` (a result event
+    ends the run in hand, whatever came before it) and the next begins at ``after``
+    (system/init), so that the Reader carries nothing across (what follows a result
+    matters only to an event that begins no run)."""
     return before.get("type") == "result" and begins_run(after)
 
 

@@ -199,12 +199,13 @@ def usage_of(stats):
 SPLIT_NEEDLE = b'"init"'
 
 
-def splits_between(before, after):
+def splits_between(before, after, checks):
     """Whether a stream may be cut between the adjacent lines that decode to the
-    objects ``before`` and ``after`` and each part read on its own, with the same
-    findings: a result ends the run in hand (the Reader holds no run after it) and an
-    init begins the next (what the Reader keeps across runs, the key of the message in
-    hand, tells messages apart and nothing more)."""
+    objects ``before`` and ``after`` and each part read on its own (by Readers with
+    ``checks`` or not), with the same findings: a result ends the run in hand (the
+    Reader holds no run after it) and an init begins the next (what the Reader keeps
+    across runs, the key of the message in hand, tells messages apart and nothing
+    more)."""
     return before.get("type") == "result" and after.get("type") == "init"
 
 
