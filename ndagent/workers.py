@@ -375,11 +375,11 @@ def _read_parts(command, parts):
             if child is None:  # no room for another process: this one reads the rest
                 break
             children.append(child)
-        sent = _Received(children)
+        received = _Received(children)
         states = []
         for index, part in enumerate(parts):
             if index < len(children):
-                end = sent.write(index, command)
+                end = received.write(index, command)
                 if end is None:
                     command.say("a worker process died (killed? out of memory?): some "
                                 "FILEs were not read")
