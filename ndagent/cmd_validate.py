@@ -28,6 +28,8 @@ CHECKS = {
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
 }
 
+_SHARE_MB, _SPLIT_MB = workers.SHARE_FROM >> 20, cli.SPLIT_FROM >> 20
+
 DESCRIPTION = f"""\
 Read the stream and report, on standard output, every place where it is not a
 well-formed, complete, successful run: one line per finding, as it is found,
@@ -36,12 +38,11 @@ well-formed, complete, successful run: one line per finding, as it is found,
 
 then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. Each
 FILE is checked as a stream of its own, so that many are checked in N processes with
--j N (by default one per core when they add up to {workers.SHARE_FROM >> 20} MB or more),
-the output the same whatever N is, in FILE order. A FILE of {cli.SPLIT_FROM >> 20} MB or
-more that holds many runs (Cursor's or Gemini's) is checked in N parts likewise, each
-cut between the end of one run and the start of the next, where nothing carries over:
-lines are numbered and counted as in the whole FILE, and the output is the same. The
-status is 1 when there is an error.
+-j N (by default one per core when they add up to {_SHARE_MB} MB or more), the output the same
+whatever N is, in FILE order. A FILE of {_SPLIT_MB} MB or more that holds many runs (Cursor's
+or Gemini's) is checked in N parts likewise, each cut between the end of one run and
+the start of the next, where nothing carries over: lines are numbered and counted as
+in the whole FILE, and the output is the same. The status is 1 when there is an error.
 
 Each agent has the generic checks (bad lines, runs, calls, failed runs, the answer)
 and its own (listed below). For Cursor, whatever real streams contain is valid: the
