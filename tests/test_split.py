@@ -410,3 +410,25 @@ def test_validate_reads_a_claude_file_whole_as_result_index_runs_from_run_to_run
         assert in_process("result", b"", path)[0] == 0  # the converters do cut it
     assert len(parts_from.made) == 1
     assert one[1].count(b"[result-index]") == 2
+
+
+SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.mark.parametrize("agent", ["real", "claude"])
+def test_real_captures_one_after_another_print_the_same_in_parts(agent, tmp_path):
+    """The real captures of an agent, each twice, one after another as in a log folder
+    catted together: every verb prints in parts what it prints in one process."""
+    folder = SHARED_CORPUS / agent
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not here")
+    captures = sorted(path for path in folder.iterdir() if path.suffix in (".jsonl", ".ndjson"))
+    path = tmp_path / "all.ndjson"
+    path.write_bytes(b"".join(capture.read_bytes() for capture in captures * 2))
+    for verb, *options in [*CONVERTERS, ("validate",), ("validate", "--strict")]:
+        with parts_from(1 << 62):
+            one = in_process(verb, b"", *options, path)
+        with parts_from(0, cores=3):
+            assert in_process(verb, b"", *options, path) == one, (verb, *options)
+        if "--max-line" not in options:  # (120 bytes: no line beside a cut is that short)
+            assert len(parts_from.made) == (verb != "validate" or agent == "real")
