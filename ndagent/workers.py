@@ -388,9 +388,8 @@ def _read_parts(command, parts):
                 status, whole, state = end
                 command.status = max(command.status, status)
             else:
-                command.part, command.all_read = part, True
-                command.read_here(part)
-                state, whole = command.worker_state(), command.all_read and not command.stopped
+                command.all_read = True
+                whole, state = _read_part(command, part)
                 command.part = None
             states.append(state)
             if not whole:
@@ -483,14 +482,20 @@ def _start_part(command, part, others):
             os.close(pipe)
         reader = type(command)(command.args, command.prog, _Sent(write_end,
                                                                   command.out.terminal))
-        reader.part = part
-        reader.read_here(part)
+        whole, state = _read_part(reader, part)
         reader.out.flush()
-        _send(write_end, _END, dumps((reader.status, reader.all_read and not reader.stopped,
-                                      reader.worker_state())))
+        _send(write_end, _END, dumps((reader.status, whole, state)))
         os._exit(0)
     except BaseException:  # noqa: BLE001 - the parent says that the part was not read
         os._exit(1)
+
+
+def _read_part(command, part):
+    """Read ``part`` with ``command``, here: (whether it was read whole, neither a read
+    failing nor the reading stopped early, and what the command found)."""
+    command.part = part
+    command.read_here(part)
+    return command.all_read and not command.stopped, command.worker_state()
 
 
 def _send(pipe, kind, data):
