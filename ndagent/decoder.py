@@ -252,9 +252,15 @@ def _loads_exactly(line):
     64 bits) is left to the tolerant decoder.  (Turning every digit into 0 and looking
     for 19 zeros is many times faster than a regular expression.)"""
     value = orjson.loads(line)
-    if _NINETEEN_DIGITS in line.translate(_DIGITS_TO_ZERO):
+    if _may_be_inexact(line):
         raise _Inexact
     return value
+
+
+def _may_be_inexact(data):
+    """Whether ``data`` holds a run of 19 digits or more, which orjson may read
+    inexactly (``_loads_exactly``)."""
+    return _NINETEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
 
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
@@ -606,7 +612,28 @@ class _Lines:
     def _all(self, data):
         items = []
         append = items.append
-        source, wants, loads, add = self.source, self.wants, self.loads, self._add
+        if self.loads is not _loads_exactly:
+            self._lines(data, self.loads, append)
+            return items
+        # Read exactly, only a line with a run of 19 digits needs more than orjson: such
+        # lines are found in one scan of the block, and the stretches between them are
+        # read as they would be line by line.
+        digits = data.translate(_DIGITS_TO_ZERO)
+        position = 0
+        run = digits.find(_NINETEEN_DIGITS)
+        while run >= 0:
+            start = data.rfind(b"\n", 0, run) + 1
+            end = data.find(b"\n", run) + 1
+            self._lines(data[position:start], orjson.loads, append)
+            self._lines(data[start:end], _loads_exactly, append)
+            position = end
+            run = digits.find(_NINETEEN_DIGITS, end)
+        self._lines(data[position:] if position else data, orjson.loads, append)
+        return items
+
+    def _lines(self, data, loads, append):
+        """The items of whole lines, each decoded by ``loads`` first."""
+        source, wants, add = self.source, self.wants, self._add
         number = self.number
         lines = data.split(b"\n")
         lines.pop()
@@ -622,7 +649,6 @@ class _Lines:
             else:
                 add(line, number, append, value)
         self.number = number
-        return items
 
     def _add(self, line, number, append, value=None, last=False):
         """The items of one line (``value``: its decoding, when it has one)."""

@@ -177,6 +177,32 @@ def test_items_do_not_depend_on_how_input_is_chunked(sizes):
     assert summary(trickled) == summary(items(data))
 
 
+@st.composite
+def numbered_lines(draw):
+    """An object line holding digits: runs of any length (19 or more: maybe beyond 64
+    bits) as numbers or in strings, at its ends or split by the line's end."""
+    digits = st.text("0123456789", min_size=1, max_size=25).map(lambda run: run.lstrip("0")
+                                                                 or "0")
+    value = draw(st.sampled_from(["n", "s", "f", "bad"]))
+    run = draw(digits)
+    body = {"n": run, "s": f'"{run}"', "f": f"{run}.5e3", "bad": f"{run}x"}[value]
+    return f'{{"type":"x","v":{body}}}'.encode()
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+          suppress_health_check=list(HealthCheck), database=None)
+@given(st.lists(numbered_lines(), max_size=20), st.integers(8, 400))
+def test_property_exact_blocks_read_each_line_as_it_is_read_alone(lines, chunk_size):
+    """Read exactly, a block with no run of 19 digits is decoded by orjson line by line
+    without the scan of each line: every line gives what it gives alone."""
+    data = b"\n".join(lines) + b"\n"
+    found = [item for batch in batches([io.BytesIO(data)], None, chunk_size, exact=True)
+             for item in batch]
+    alone = [decode_line(line, exact=True) for line in lines]
+    assert [repr(item.data) if isinstance(item, Event) else None for item in found] == [
+        repr(value) if isinstance(value, dict) else None for value in alone]
+
+
 # The prefilter: lines that cannot hold a wanted type are not decoded.  Whatever the
 # spelling of a line, the wanted events and the bad lines found must be the same as
 # with full decoding.

@@ -129,7 +129,41 @@ def claude_streams(draw):
     return ("\n".join(lines) + "\n").encode()
 
 
-STREAMS = st.one_of(streams(), gemini_streams(), claude_streams())
+@st.composite
+def codex_streams(draw):
+    """Codex runs, most in a thread of their own (where a cut may be made), some a next
+    turn of the thread before, most ending in turn.completed or turn.failed, with other
+    agents' results, a turn.completed cut short, a top-level error, noise and blank lines
+    put anywhere."""
+    from test_format_claude import result as claude_result
+    from test_format_codex import TURN, command, completed, failed, message, reasoning
+    from test_format_codex import thread
+
+    lines = []
+    for number in range(draw(st.integers(1, 6))):
+        events = [thread(f"thread-{number}"), TURN] if draw(st.integers(0, 4)) else [TURN]
+        for index in range(draw(st.integers(0, 4))):
+            item = f"item_{number}_{index}"
+            events += draw(st.sampled_from([
+                [message(item, "Hello")], [reasoning(item)],
+                [command("started", item, "ls", "in_progress"),
+                 command("completed", item, "ls", "completed", 0, "a\n")],
+                [command("completed", item, "false", "failed", 1)],
+                [{"type": "error", "message": "Reconnecting... 1/5"}]]))
+        if draw(st.integers(0, 3)):
+            events.append(draw(st.sampled_from([completed(), failed("boom")])))
+        lines += [orjson.dumps(event).decode() for event in events]
+    odd = [orjson.dumps(result("x")).decode(),  # Cursor's
+           orjson.dumps(claude_result()).decode(),
+           orjson.dumps(completed())[:-12].decode(),
+           orjson.dumps({"type": "thread.started"}).decode(),
+           "Reading prompt from stdin...", "", orjson.dumps(completed()).decode()]
+    for _ in range(draw(st.integers(0, 4))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+    return ("\n".join(lines) + "\n").encode()
+
+
+STREAMS = st.one_of(streams(), gemini_streams(), claude_streams(), codex_streams())
 OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"),
            ("--agent", "cursor")]
 
@@ -412,10 +446,40 @@ def test_validate_reads_a_claude_file_whole_as_result_index_runs_from_run_to_run
     assert one[1].count(b"[result-index]") == 2
 
 
+def test_a_codex_file_is_cut_only_where_a_thread_begins_and_not_for_validate(tmp_path):
+    """A Codex turn without thread.started continues the thread before it: no cut there.
+    validate reads the FILE whole, as it says some findings once an input."""
+    from test_format_codex import TURN, completed, message, thread
+
+    lines = []
+    for number in range(12):
+        lines += [*([thread(f"t{number}")] if number % 3 == 0 else []), TURN,
+                  message(f"m{number}", f"answer {number}"), completed()]
+    path = tmp_path / "codex.ndjson"
+    stream = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    path.write_bytes(stream)
+    command = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
+                              "ndagent-validate", cli.Output())
+    with parts_from(0):
+        assert workers.split(command, str(path), 2) == [str(path)]
+        one = in_process("validate", b"", "-j", "1", path)
+        assert in_process("validate", b"", "-j", "2", path) == one
+    assert parts_from.made == []
+    for verb in ("json", "result", "text"):
+        with parts_from(1 << 62):
+            one = in_process(verb, b"", path)
+        with parts_from(0, cores=4):
+            assert in_process(verb, b"", path) == one
+        made = parts_from.made[0]
+        assert len(made) > 1
+        assert all(stream[part.begin:].startswith(b'{"type":"thread.started"')
+                   for part in made[1:])
+
+
 SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
-@pytest.mark.parametrize("agent", ["real", "claude"])
+@pytest.mark.parametrize("agent", ["real", "claude", "codex"])
 def test_real_captures_one_after_another_print_the_same_in_parts(agent, tmp_path):
     """The real captures of an agent, each twice, one after another as in a log folder
     catted together: every verb prints in parts what it prints in one process."""

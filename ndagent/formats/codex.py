@@ -19,7 +19,8 @@ objects of no agent) neither begin a run nor end one.
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "OLD_FORMAT", "RUN_END",
-           "SEPARATOR", "Reader", "decides", "markers", "may_decide", "old_format"]
+           "SEPARATOR", "SPLIT_NEEDLE", "Reader", "decides", "markers", "may_decide",
+           "old_format", "splits_between"]
 
 NAME = "codex"
 
@@ -138,6 +139,21 @@ def markers(needs):
     run's events (``_RUN_EVENTS``) for every need, and they are all that the CLI
     writes, so that finding them would cost more than it saves."""
     return None
+
+
+# A needle found in each line at which a stream may be split (``splits_between``).
+SPLIT_NEEDLE = b'"thread.started"'
+
+
+def splits_between(before, after, checks):
+    """Whether a stream may be cut between the adjacent lines that decode to the
+    objects ``before`` and ``after`` and each part read on its own, with the same
+    findings: a turn.completed or turn.failed ends the run in hand (the Reader then
+    holds no run, nor an error event's note) and a thread.started begins the next in a
+    thread of its own (a next turn without one continues the thread before: no place to
+    cut); but not for a Reader with ``checks``, which says some findings once an input."""
+    return (not checks and before.get("type") in ("turn.completed", "turn.failed")
+            and after.get("type") == "thread.started")
 
 
 class _Run:
