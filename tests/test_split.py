@@ -136,8 +136,7 @@ def codex_streams(draw):
     agents' results, a turn.completed cut short, a top-level error, noise and blank lines
     put anywhere."""
     from test_format_claude import result as claude_result
-    from test_format_codex import TURN, command, completed, failed, message, reasoning
-    from test_format_codex import thread
+    from test_format_codex import TURN, command, completed, failed, message, reasoning, thread
 
     lines = []
     for number in range(draw(st.integers(1, 6))):
