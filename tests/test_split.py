@@ -475,6 +475,30 @@ def test_a_codex_file_is_cut_only_where_a_thread_begins_and_not_for_validate(tmp
                    for part in made[1:])
 
 
+@pytest.mark.parametrize("agent", ["cursor", "claude", "codex", "gemini"])
+def test_the_bench_streams_print_the_same_in_parts(agent, tmp_path):
+    """The first megabytes of each agent's bench stream (tests/bench/generate.py), a
+    bad line and a cut-off line put in: every verb prints in parts what it prints in one
+    process, and each agent's FILE is cut for every converter."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "bench"))
+    from generate import generate
+
+    path = tmp_path / f"bench-{agent}.ndjson"
+    generate(path, 2, seed=11, agent=agent)
+    data = path.read_bytes()
+    middle = data.index(b"\n", len(data) // 3) + 1
+    path.write_bytes(data[:middle] + b"not json\n" + data[middle:] + data[:200])
+    for verb, *options in [*CONVERTERS, ("validate",), ("validate", "--strict")]:
+        with parts_from(1 << 62):
+            one = in_process(verb, b"", *options, path)
+        with parts_from(0, cores=3):
+            assert in_process(verb, b"", *options, path) == one, (verb, *options)
+        if verb != "validate" and "--max-line" not in options:
+            assert len(parts_from.made) == 1, (verb, *options)
+
+
 SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 

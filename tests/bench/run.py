@@ -40,6 +40,9 @@ STARTUP = 1.15
 
 
 # The other agents' streams: (agent, ndagent arguments, the jq recipe its users write).
+# For json, the recipe prints the events the agent's json object is made of, as the
+# Cursor and Claude ones print their result line: Codex's holds every completed item and
+# the usage, Gemini's the session, the answer's deltas and the result's stats.
 AGENT_CASES = (
     ("claude", ["result"], ["-rj", 'select(.type == "stream_event" and '
                                    '.event.delta.type? == "text_delta") | .event.delta.text']),
@@ -47,10 +50,11 @@ AGENT_CASES = (
     ("claude", ["text"], ["-r", 'select(.type=="assistant") | .message.content[] '
                                 '| select(.type=="tool_use") | .name']),
     ("codex", ["result"], ["-r", '.item | select(.type=="agent_message") | .text']),
-    ("codex", ["json"], ["-c", 'select(.type=="turn.completed")']),
+    ("codex", ["json"], ["-c", 'select(.type=="item.completed" or .type=="turn.completed")']),
     ("gemini", ["result"], ["-j", 'select(.type=="message" and .role=="assistant") '
                                   "| .content"]),
-    ("gemini", ["json"], ["-c", 'select(.type=="result")']),
+    ("gemini", ["json"], ["-c", 'select(.type=="init" or .type=="result" '
+                                'or (.type=="message" and .role=="assistant"))']),
 )
 
 
