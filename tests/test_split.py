@@ -499,6 +499,25 @@ def test_the_bench_streams_print_the_same_in_parts(agent, tmp_path):
             assert len(parts_from.made) == 1, (verb, *options)
 
 
+TESTS = Path(__file__).resolve().parent
+SMALL_INPUTS = sorted([*TESTS.glob("fixtures/*.ndjson"), *TESTS.glob("golden/*/*/input.ndjson")])
+
+
+@pytest.mark.parametrize("path", SMALL_INPUTS, ids=lambda path: str(path.relative_to(TESTS)))
+def test_every_fixture_twice_prints_the_same_in_parts(path, tmp_path):
+    """Every fixture and golden input of every agent, twice in one FILE (so that one
+    run's end meets the next one's start): every verb prints in parts what it prints in
+    one process."""
+    twice = tmp_path / "twice.ndjson"
+    data = path.read_bytes()
+    twice.write_bytes(data + (b"" if data.endswith(b"\n") or not data else b"\n") + data)
+    for verb, *options in [*CONVERTERS, ("validate",)]:
+        with parts_from(1 << 62):
+            one = in_process(verb, b"", *options, twice)
+        with parts_from(0, cores=3):
+            assert in_process(verb, b"", *options, twice) == one, (verb, *options)
+
+
 SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
