@@ -513,8 +513,9 @@ class Command:
 
     A verb is one subclass: it declares ``VERB``, ``SUMMARY``, ``DESCRIPTION``,
     ``EXAMPLES``, its options (``add_options``) and what it ``needs`` ("text", "tools",
-    "tool_ends", "ends": which model events; None: every line decoded, for validate),
-    from which each input's format gives the prefilter.  The frame calls ``begin_run``,
+    "tool_ends", "ends": which model events; None: every line decoded, for validate;
+    ``needs_of`` where they depend on the input's format), from which each input's
+    format gives the prefilter.  The frame calls ``begin_run``,
     ``text``, ``note``, the call handlers (``keep``, ``call_ended``, ``call_again``,
     ``calls_dropped``: one pairer in the frame pairs ToolStart and ToolEnd, by call_id,
     in bounded memory), ``end_run`` with the calls still pending, and, at the end of
@@ -603,6 +604,11 @@ class Command:
 
     def note(self, note):
         pass
+
+    def needs_of(self, module):
+        """What the command needs of a stream in ``module``'s format: ``needs``, unless
+        it depends on the format."""
+        return self.needs
 
     def keep(self, start):
         """What to keep of a ToolStart until its call ends, ``(value, size in bytes)``,
@@ -960,7 +966,6 @@ def execute(command, inputs):
     # --strict must see every bad line, so the prefilter cannot pass any over; nor can
     # the selection, so that every object is checked for another agent's.
     every_line = getattr(command.args, "strict", False) or not command.prefilter
-    needs = None if every_line else command.needs
     forced = getattr(command.args, "agent", "auto")
     forced = None if forced == "auto" else forced
     max_line = command.args.max_line
@@ -985,7 +990,7 @@ def execute(command, inputs):
                 command.not_read(_Where(source, decision[1]), decision[2])
                 continue
             else:
-                want = _selection(decision[0], needs, Selection)
+                want = _selection(decision[0], command, every_line, Selection)
             if reader is not None and (command.per_input or decision is None
                                        or reader.format is not decision[0]):
                 state.began = (_dispatch(command, pairer, reader.finish(), state.last)
@@ -1006,7 +1011,7 @@ def execute(command, inputs):
                         command.not_read(_Where(source, decision[1]), decision[2])
                         refused = True
                         break
-                    want.selection = _selection(decision[0], needs, Selection)
+                    want.selection = _selection(decision[0], command, every_line, Selection)
                     reader = _reader(decision[0], source, command)
                     batch = _selected(held + rest, want.selection, Event, Skipped)
                 _handle(state, command, reader, pairer, batch)
@@ -1018,9 +1023,9 @@ def execute(command, inputs):
                     command.not_read(_Where(source, decision[1]), decision[2])
                     continue
                 reader = _reader(decision[0], source, command)
+                selection = _selection(decision[0], command, every_line, Selection)
                 _handle(state, command, reader, pairer,
-                        _selected(held, _selection(decision[0], needs, Selection), Event,
-                                  Skipped))
+                        _selected(held, selection, Event, Skipped))
             if state.whole:
                 read = source
             if command.per_input:
@@ -1114,7 +1119,7 @@ def _reader(module, source, command):
     the reader holds besides the test for another agent's objects (``other_agents``)."""
     from ndagent.formats import OtherAgents
 
-    reader = module.Reader(source, command.checks, command.needs)
+    reader = module.Reader(source, command.checks, command.needs_of(module))
     reader.format = command.format = module
     reader.other_agents = OtherAgents(module)
     return reader
@@ -1123,8 +1128,10 @@ def _reader(module, source, command):
 _SELECTIONS = {}
 
 
-def _selection(module, needs, selection_class):
-    """The decoder's Selection for ``needs`` in ``module``'s format (None: every line)."""
+def _selection(module, command, every_line, selection_class):
+    """The decoder's Selection of the lines that ``command`` needs in ``module``'s
+    format (None: ``every_line``, or every line the format writes may matter)."""
+    needs = None if every_line else command.needs_of(module)
     if needs is None:
         return None
     key = (module.NAME, needs)

@@ -38,6 +38,9 @@ EXAMPLES = """\
   answer.md: prompt.txt
   \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
 
+# What an answer printed at its run's end needs: the RunEnd.
+_ENDS = frozenset({"ends"})
+
 
 class ResultCommand(cli.Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "result", SUMMARY, DESCRIPTION, EXAMPLES
@@ -78,9 +81,17 @@ class ResultCommand(cli.Command):
 
         self.answer = Answer()
         self.message = None
-        # Whether the answer is printed as it arrives, rather than at the run's end.
-        self.streaming = not self.args.from_result and (self.format.LIVE_ANSWER
-                                                        or self.args.live)
+        self.streaming = self.streams(self.format)
+
+    def streams(self, module):
+        """Whether the answer of a stream in ``module``'s format is printed as it
+        arrives (its Text events), rather than at the run's end."""
+        return not self.args.from_result and (module.LIVE_ANSWER or self.args.live)
+
+    def needs_of(self, module):
+        """The Text events only where the answer is printed as it arrives: elsewhere
+        the run's end brings it, and the format need not make them."""
+        return self.needs if self.streams(module) else _ENDS
 
     def text(self, piece):
         if self.streaming:

@@ -189,7 +189,7 @@ def split(command, name, count):
     module = None if decision is None else decision[0]
     if getattr(module, "splits_between", None) is None or (
             command.prefers_scan and not getattr(command.args, "strict", False)
-            and module.markers(command.needs) is not None):
+            and module.markers(command.needs_of(module)) is not None):
         return [name]
     size = found.st_size
     cuts = []

@@ -159,7 +159,7 @@ class InProcess:
 def model_events(module, source, checks=False, needs=None, name=None):
     """The model events a format module's Reader makes of an input (a path, or bytes),
     fed as the frame feeds it: every line decoded, or with ``needs`` only the lines its
-    markers select, the others handed over as Skipped."""
+    markers select, the others handed over as Skipped, and the Reader told ``needs``."""
     import io
 
     from ndagent.decoder import Event, Selection, Skipped, batches
@@ -170,7 +170,7 @@ def model_events(module, source, checks=False, needs=None, name=None):
     else:
         source = str(source)
     reader = module.Reader(name or str(source) if isinstance(source, str) else source.name,
-                           checks)
+                           checks, needs)
     markers = None if needs is None else module.markers(needs)
     want = None if markers is None else Selection(markers)
     events = []

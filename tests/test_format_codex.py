@@ -924,9 +924,23 @@ def test_every_line_is_decoded_for_every_need():
 @pytest.mark.parametrize("path", all_inputs(), ids=lambda path: path.parent.name
                          if path.name == "input.ndjson" else path.name)
 def test_the_markers_lose_no_event_of_a_golden_input(path):
-    whole = fingerprint(read(path, checks=False))
+    whole = read(path, checks=False)
     for needs in NEEDS:
-        assert fingerprint(read(path, checks=False, needs=needs)) == whole, needs
+        assert fingerprint(read(path, checks=False, needs=needs)) == as_needed(whole, needs)
+
+
+def as_needed(events, needs):
+    """The fingerprint of ``events`` as a Reader told ``needs`` makes them: the same, but
+    for the native object of RunEnd, kept only for the needs that ask for it."""
+    from copy import copy
+
+    if "ends" in needs or "native" in needs:
+        return fingerprint(events)
+    events = [copy(event) for event in events]
+    for event in events:
+        if isinstance(event, RunEnd):
+            event.native = None
+    return fingerprint(events)
 
 
 NOISE = [
@@ -975,9 +989,9 @@ def variants(draw):
 @EXAMPLES
 @given(variants())
 def test_property_the_markers_lose_no_event_of_a_variant(data):
-    whole = fingerprint(read(data, checks=False))
+    whole = read(data, checks=False)
     for needs in NEEDS:
-        assert fingerprint(read(data, checks=False, needs=needs)) == whole, needs
+        assert fingerprint(read(data, checks=False, needs=needs)) == as_needed(whole, needs)
 
 
 ITEM_TYPES = ["agent_message", "reasoning", "plan", "command_execution", "file_change",
@@ -1019,9 +1033,9 @@ def codex_events(draw):
 def test_property_any_stream_gives_well_formed_runs_and_calls(lines):
     data = stream(*[line.decode() if isinstance(line, bytes) else line for line in lines])
     events = read(data)
-    whole = fingerprint(read(data, checks=False))
+    whole = read(data, checks=False)
     for needs in NEEDS:
-        assert fingerprint(read(data, checks=False, needs=needs)) == whole, needs
+        assert fingerprint(read(data, checks=False, needs=needs)) == as_needed(whole, needs)
     run = None
     open_calls = set()
     for event in events:

@@ -22,7 +22,7 @@ nothing else, and offers:
   begin a run), ``finish()`` at the end of the input (the RunEnd of a run cut off).
   Each returns a list of model events.  With ``checks``, it also makes the ``Note``s of
   its schema checks, for ``validate``; ``needs`` (as for ``markers``, or None for
-  every event) lets it keep less;
+  every event) lets it keep less, and leave out the events not needed;
 - ``CHECKS``: {check: (severity, meaning)} of those schema checks; one named
   ``call-open`` gives the calls still open when a run ends well a check and a severity
   of the format's own (else they are the generic ``call-unfinished`` errors);

@@ -219,6 +219,8 @@ class Reader:
     def __init__(self, source, checks=False, needs=None):
         # ``source``: the input's name, which every item carries too.
         self.checks = checks
+        # Whether to make Text events: the run's text is kept for its answer either way.
+        self.texts = needs is None or "text" in needs
         self.run = None
         self.last_index = None  # the result_index of the input's previous result
 
@@ -343,8 +345,9 @@ class Reader:
             return
         if text:
             run.text.write(text)
-            out.append(Text(text=text, message=run.message, source=event.source,
-                            line=event.line))
+            if self.texts:
+                out.append(Text(text=text, message=run.message, source=event.source,
+                                line=event.line))
 
     def _tool_start(self, run, event, data, block, message_id, parent):
         call_id = _string(block.get("id"))
@@ -452,8 +455,9 @@ class Reader:
         if digest is not None:
             digest.add(text)
         run.text.write(text)
-        out.append(Text(text=text, message=run.message, source=event.source,
-                        line=event.line))
+        if self.texts:
+            out.append(Text(text=text, message=run.message, source=event.source,
+                            line=event.line))
 
     # System lines and checks.
 

@@ -233,6 +233,8 @@ class Reader:
     def __init__(self, source, checks=False, needs=None):
         self.source = source
         self.checks = checks
+        # Whether to make Text events: the run's pieces are kept for its answer either way.
+        self.texts = needs is None or "text" in needs
         self.run = None
         # The key of the message in hand: a new message begins after each tool event.
         self.message = 0
@@ -367,8 +369,9 @@ class Reader:
                                       'an assistant message without "delta": true'))
             if text.__class__ is str and text:
                 run.pieces.append(text)
-                out.append(Text(text=text, message=self.message, source=event.source,
-                                line=event.line))
+                if self.texts:
+                    out.append(Text(text=text, message=self.message, source=event.source,
+                                    line=event.line))
         elif role == "user":
             run.users += 1
             if self.checks and run.users == 2:
