@@ -515,12 +515,12 @@ class Command:
     ``EXAMPLES``, its options (``add_options``) and what it ``needs`` ("text", "tools",
     "tool_ends", "ends": which model events; None: every line decoded, for validate;
     ``needs_of`` where they depend on the input's format), from which each input's
-    format gives the prefilter.  The frame calls ``begin_run``,
-    ``text``, ``note``, the call handlers (``keep``, ``call_ended``, ``call_again``,
-    ``calls_dropped``: one pairer in the frame pairs ToolStart and ToolEnd, by call_id,
-    in bounded memory), ``end_run`` with the calls still pending, and, at the end of
-    the input, ``finish``; the defaults do nothing, but for runs that failed or were
-    cut off, which are errors."""
+    format gives the prefilter.  The frame calls ``begin_run``, ``text``, ``note``, the
+    call handlers (``keep``, ``call_ended``, ``call_again``, ``calls_dropped``: one
+    pairer in the frame pairs ToolStart and ToolEnd, by call_id, in bounded memory),
+    ``end_run`` with the calls still pending, and, at the end of the input, ``finish``;
+    the defaults do nothing, but for runs that failed or were cut off, which are
+    errors."""
 
     VERB = None
     SUMMARY = DESCRIPTION = EXAMPLES = ""

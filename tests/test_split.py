@@ -199,6 +199,16 @@ def parts_from(size, search=workers.SPLIT_SEARCH, cores=None, every_verb=True):
             kind.prefers_scan = True
 
 
+def prints_the_same_in_parts(path, verb, *options, search=workers.SPLIT_SEARCH, cores=3):
+    """Whether ``verb`` with ``options`` prints (status, output, messages) in parts of
+    the FILE ``path`` (at most ``cores``, a cut looked for within ``search`` bytes) what
+    it prints in one process."""
+    with parts_from(1 << 62):
+        one = in_process(verb, b"", *options, path)
+    with parts_from(0, search, cores):
+        return in_process(verb, b"", *options, path) == one
+
+
 @EXAMPLES
 @given(STREAMS, st.sampled_from(OPTIONS), st.integers(2, 4),
        st.sampled_from([200, 4096, 1 << 20]))
@@ -227,11 +237,8 @@ def test_property_converters_print_in_parts_what_one_process_prints(stream, core
         path = Path(folder) / "run.ndjson"
         path.write_bytes(stream)
         for verb, *options in CONVERTERS:
-            with parts_from(1 << 62):
-                one = in_process(verb, b"", *options, path)
-            with parts_from(0, search, cores):
-                parts = in_process(verb, b"", *options, path)
-            assert parts == one, (verb, *options)
+            assert prints_the_same_in_parts(path, verb, *options, search=search,
+                                            cores=cores), (verb, *options)
 
 
 def _stream(runs_count):
@@ -465,10 +472,7 @@ def test_a_codex_file_is_cut_only_where_a_thread_begins_and_not_for_validate(tmp
         assert in_process("validate", b"", "-j", "2", path) == one
     assert parts_from.made == []
     for verb in ("json", "result", "text"):
-        with parts_from(1 << 62):
-            one = in_process(verb, b"", path)
-        with parts_from(0, cores=4):
-            assert in_process(verb, b"", path) == one
+        assert prints_the_same_in_parts(path, verb, cores=4), verb
         made = parts_from.made[0]
         assert len(made) > 1
         assert all(stream[part.begin:].startswith(b'{"type":"thread.started"')
@@ -491,10 +495,7 @@ def test_the_bench_streams_print_the_same_in_parts(agent, tmp_path):
     middle = data.index(b"\n", len(data) // 3) + 1
     path.write_bytes(data[:middle] + b"not json\n" + data[middle:] + data[:200])
     for verb, *options in [*CONVERTERS, ("validate",), ("validate", "--strict")]:
-        with parts_from(1 << 62):
-            one = in_process(verb, b"", *options, path)
-        with parts_from(0, cores=3):
-            assert in_process(verb, b"", *options, path) == one, (verb, *options)
+        assert prints_the_same_in_parts(path, verb, *options), (verb, *options)
         if verb != "validate" and "--max-line" not in options:
             assert len(parts_from.made) == 1, (verb, *options)
 
@@ -512,10 +513,7 @@ def test_every_fixture_twice_prints_the_same_in_parts(path, tmp_path):
     data = path.read_bytes()
     twice.write_bytes(data + (b"" if data.endswith(b"\n") or not data else b"\n") + data)
     for verb, *options in [*CONVERTERS, ("validate",)]:
-        with parts_from(1 << 62):
-            one = in_process(verb, b"", *options, twice)
-        with parts_from(0, cores=3):
-            assert in_process(verb, b"", *options, twice) == one, (verb, *options)
+        assert prints_the_same_in_parts(twice, verb, *options), (verb, *options)
 
 
 SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -532,9 +530,6 @@ def test_real_captures_one_after_another_print_the_same_in_parts(agent, tmp_path
     path = tmp_path / "all.ndjson"
     path.write_bytes(b"".join(capture.read_bytes() for capture in captures * 2))
     for verb, *options in [*CONVERTERS, ("validate",), ("validate", "--strict")]:
-        with parts_from(1 << 62):
-            one = in_process(verb, b"", *options, path)
-        with parts_from(0, cores=3):
-            assert in_process(verb, b"", *options, path) == one, (verb, *options)
+        assert prints_the_same_in_parts(path, verb, *options), (verb, *options)
         if "--max-line" not in options:  # (120 bytes: no line beside a cut is that short)
             assert len(parts_from.made) == (verb != "validate" or agent == "real")
