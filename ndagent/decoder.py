@@ -620,14 +620,14 @@ class _Lines:
         # read as they would be line by line.
         digits = data.translate(_DIGITS_TO_ZERO)
         position = 0
-        run = digits.find(_NINETEEN_DIGITS)
-        while run >= 0:
-            start = data.rfind(b"\n", 0, run) + 1
-            end = data.find(b"\n", run) + 1
+        found = digits.find(_NINETEEN_DIGITS)
+        while found >= 0:
+            start = data.rfind(b"\n", 0, found) + 1
+            end = data.find(b"\n", found) + 1
             self._lines(data[position:start], orjson.loads, append)
             self._lines(data[start:end], _loads_exactly, append)
             position = end
-            run = digits.find(_NINETEEN_DIGITS, end)
+            found = digits.find(_NINETEEN_DIGITS, end)
         self._lines(data[position:] if position else data, orjson.loads, append)
         return items
 
