@@ -133,8 +133,8 @@ def claude_streams(draw):
 def codex_streams(draw):
     """Codex runs, most in a thread of their own (where a cut may be made), some a next
     turn of the thread before, most ending in turn.completed or turn.failed, with other
-    agents' results, a turn.completed cut short, a top-level error, noise and blank lines
-    put anywhere."""
+    agents' results, a turn.completed cut short, a line of the format before 0.44 (which
+    validate reports once an input), noise and blank lines put anywhere."""
     from test_format_claude import result as claude_result
     from test_format_codex import TURN, command, completed, failed, message, reasoning, thread
 
@@ -156,6 +156,7 @@ def codex_streams(draw):
            orjson.dumps(claude_result()).decode(),
            orjson.dumps(completed())[:-12].decode(),
            orjson.dumps({"type": "thread.started"}).decode(),
+           orjson.dumps({"id": "0", "msg": {"type": "task_started"}}).decode(),  # before 0.44
            "Reading prompt from stdin...", "", orjson.dumps(completed()).decode()]
     for _ in range(draw(st.integers(0, 4))):
         lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
