@@ -38,6 +38,12 @@ ODD_LINES = [
 ]
 
 
+def put_anywhere(draw, lines, odd):
+    """Put up to four of the ``odd`` lines anywhere among ``lines``."""
+    for _ in range(draw(st.integers(0, 4))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+
+
 @st.composite
 def streams(draw):
     """Runs (most ending in a result, where a cut may be made), their lines spelt in any
@@ -56,8 +62,7 @@ def streams(draw):
             events[0] = {**INIT, "tools": []}
         lines += [orjson.dumps(event).decode() if plain else draw(spelt(event))
                   for event in events]
-    for _ in range(draw(st.integers(0, 4))):
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(ODD_LINES)))
+    put_anywhere(draw, lines, ODD_LINES)
     end = draw(st.sampled_from(["\n", "\r\n"]))
     data = (end.join(lines) + end).encode()
     if draw(st.booleans()):
@@ -90,8 +95,7 @@ def gemini_streams(draw):
            orjson.dumps(result("x", num_turns=1)).decode(),  # Claude's
            orjson.dumps(gemini_result())[:-12].decode(),
            "[ERROR] quota exceeded", "", orjson.dumps(gemini_result()).decode()]
-    for _ in range(draw(st.integers(0, 4))):
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+    put_anywhere(draw, lines, odd)
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -124,8 +128,7 @@ def claude_streams(draw):
            orjson.dumps({"type": "system", "subtype": "hook_started", "hook_id": "h",
                          "session_id": "s"}).decode(),
            "Error: rate limited", "", orjson.dumps(claude_result()).decode()]
-    for _ in range(draw(st.integers(0, 4))):
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+    put_anywhere(draw, lines, odd)
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -158,8 +161,7 @@ def codex_streams(draw):
            orjson.dumps({"type": "thread.started"}).decode(),
            orjson.dumps({"id": "0", "msg": {"type": "task_started"}}).decode(),  # before 0.44
            "Reading prompt from stdin...", "", orjson.dumps(completed()).decode()]
-    for _ in range(draw(st.integers(0, 4))):
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(odd)))
+    put_anywhere(draw, lines, odd)
     return ("\n".join(lines) + "\n").encode()
 
 
