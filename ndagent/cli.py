@@ -541,6 +541,19 @@ class Command:
     # tests turn it off, to show that the output is the same).
     prefilter = True
 
+    @property
+    def every_line(self):
+        """Whether every line is decoded and every object handed on: --strict must see
+        every bad line, so the prefilter cannot pass any over; nor can the selection,
+        so that every object is checked for another agent's."""
+        return self.strict or not self.prefilter
+
+    @property
+    def forced_agent(self):
+        """The agent --agent names, or None to tell each input's from its objects."""
+        forced = getattr(self.args, "agent", "auto")
+        return None if forced == "auto" else forced
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("VERB"):
@@ -963,11 +976,6 @@ def execute(command, inputs):
 
     out = command.out
     pairer = command.pairer = model.CallPairer()
-    # --strict must see every bad line, so the prefilter cannot pass any over; nor can
-    # the selection, so that every object is checked for another agent's.
-    every_line = getattr(command.args, "strict", False) or not command.prefilter
-    forced = getattr(command.args, "agent", "auto")
-    forced = None if forced == "auto" else forced
     max_line = command.args.max_line
     state = _State()
     read = None  # the last input read to its end: what "no events" is said of
@@ -980,7 +988,7 @@ def execute(command, inputs):
                 command.say(f"{source}: error: input file is output file")
                 command.status = max(command.status, EXIT_USAGE)
                 continue
-            detector = Detector(forced)
+            detector = Detector(command.forced_agent)
             decision = _detect_head(name, detector)
             late = None
             if decision is None:
@@ -990,7 +998,7 @@ def execute(command, inputs):
                 command.not_read(_Where(source, decision[1]), decision[2])
                 continue
             else:
-                want = _selection(decision[0], command, every_line, Selection)
+                want = _selection(decision[0], command, Selection)
             if reader is not None and (command.per_input or decision is None
                                        or reader.format is not decision[0]):
                 state.began = (_dispatch(command, pairer, reader.finish(), state.last)
@@ -1001,7 +1009,7 @@ def execute(command, inputs):
             state.events, state.whole, state.last = 0, True, None
             refused = False
             for batch in batches((name,), want, exact=command.exact,
-                                 every_line=every_line, max_line=max_line):
+                                 every_line=command.every_line, max_line=max_line):
                 if late is not None:
                     rest, decision = _hold(batch, held, detector)
                     if decision is None:
@@ -1011,7 +1019,7 @@ def execute(command, inputs):
                         command.not_read(_Where(source, decision[1]), decision[2])
                         refused = True
                         break
-                    want.selection = _selection(decision[0], command, every_line, Selection)
+                    want.selection = _selection(decision[0], command, Selection)
                     reader = _reader(decision[0], source, command)
                     batch = _selected(held + rest, want.selection, Event, Skipped)
                 _handle(state, command, reader, pairer, batch)
@@ -1023,9 +1031,9 @@ def execute(command, inputs):
                     command.not_read(_Where(source, decision[1]), decision[2])
                     continue
                 reader = _reader(decision[0], source, command)
-                selection = _selection(decision[0], command, every_line, Selection)
                 _handle(state, command, reader, pairer,
-                        _selected(held, selection, Event, Skipped))
+                        _selected(held, _selection(decision[0], command, Selection), Event,
+                                  Skipped))
             if state.whole:
                 read = source
             if command.per_input:
@@ -1128,10 +1136,11 @@ def _reader(module, source, command):
 _SELECTIONS = {}
 
 
-def _selection(module, command, every_line, selection_class):
+def _selection(module, command, selection_class):
     """The decoder's Selection of the lines that ``command`` needs in ``module``'s
-    format (None: ``every_line``, or every line the format writes may matter)."""
-    needs = None if every_line else command.needs_of(module)
+    format (None: the command takes ``every_line``, or every line the format writes
+    may matter)."""
+    needs = None if command.every_line else command.needs_of(module)
     if needs is None:
         return None
     key = (module.NAME, needs)

@@ -184,11 +184,10 @@ def split(command, name, count):
     if (not stat.S_ISREG(found.st_mode) or found.st_size < cli.SPLIT_FROM
             or (output is not None and cli._is_output(name, output))):
         return [name]
-    forced = getattr(command.args, "agent", "auto")
-    decision = cli._detect_head(name, Detector(None if forced == "auto" else forced))
+    decision = cli._detect_head(name, Detector(command.forced_agent))
     module = None if decision is None else decision[0]
     if getattr(module, "splits_between", None) is None or (
-            command.prefers_scan and not getattr(command.args, "strict", False)
+            command.prefers_scan and not command.every_line
             and module.markers(command.needs_of(module)) is not None):
         return [name]
     size = found.st_size
@@ -210,10 +209,10 @@ def split(command, name, count):
 
 def _cut(fd, begin, module, command):
     """The offset of the first line at or after ``begin`` (within SPLIT_SEARCH bytes)
-    before which ``module``'s stream may be cut for ``command``, or None.  Both lines beside the cut
-    are decoded as the decoder decodes them (a line it would not take whole for an
-    object, too long or not plain JSON, is no place to cut), and neither may be
-    another agent's (the frame would pass it over)."""
+    before which ``module``'s stream may be cut for ``command``, or None.  Both lines
+    beside the cut are decoded as the decoder decodes them (a line it would not take
+    whole for an object, too long or not plain JSON, is no place to cut), and neither
+    may be another agent's (the frame would pass it over)."""
     import orjson
 
     from ndagent.formats import OtherAgents
