@@ -787,6 +787,7 @@ def run_command(build, command_class, argv=None):
     import gc
     import signal
 
+    _occupy_closed_standard_descriptors()
     # A write to a pipe with no reader fails (EPIPE) rather than kill: the command dies
     # of SIGPIPE when it is standard output's reader that went away (die_of_sigpipe),
     # and goes on when it is standard error's (write_message).
@@ -819,6 +820,22 @@ def run_command(build, command_class, argv=None):
     finally:
         gc.set_threshold(*threshold)
         signal.signal(signal.SIGPIPE, on_sigpipe)
+
+
+def _occupy_closed_standard_descriptors():
+    """Open /dev/null on any of descriptors 0, 1 and 2 that is closed, in the mode that
+    makes its use fail as on a closed one (standard input for writing, the others for
+    reading), as gnulib's stdopen does: else the next file opened (a --save file, a
+    pipe) would take its number, and the command's output or messages would be
+    written into it."""
+    for fd, mode in ((0, os.O_WRONLY), (1, os.O_RDONLY), (2, os.O_RDONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:  # noqa: SIM105 - contextlib would cost start-up time
+                os.open(os.devnull, mode)  # the lowest free descriptor: fd itself
+            except OSError:  # no /dev/null (a bare chroot): nothing better to do
+                pass
 
 
 def _load_decoder():

@@ -250,13 +250,16 @@ class RunCommand(cli.Command):
 
 class _Watching:
     """Mixed into the shown command's class: tells the agent when a run is over, from
-    the model (a RunEnd that is no cut-off), and when another begins."""
+    the model (a RunEnd that is no cut-off), and when another begins (at the event
+    that begins runs: a late line after a result, which the model makes a run of its
+    own, is no sign that the agent is at work again)."""
 
     agent = None
 
     def begin_run(self, start):
         super().begin_run(start)
-        self.agent.run_begun()
+        if start.announced:
+            self.agent.run_begun()
 
     def end_run(self, end, pending):
         super().end_run(end, pending)

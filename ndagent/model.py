@@ -90,9 +90,13 @@ class _Event:
 
 
 class RunStart(_Event):
-    """A run begins: at ``source:line``, of ``agent``; session, model, cwd or None."""
+    """A run begins: at ``source:line``, of ``agent``; session, model, cwd or None.
+    ``announced``: the run began at the event its agent begins runs with (an init, a
+    thread or turn start); false for a run made up of events that came after an ended
+    run, or before any, without such an event (a late line must not pass for a new run
+    where it matters whether the agent is still at work: ``run``'s --grace)."""
 
-    __slots__ = ("agent", "session_id", "model", "cwd", "source", "line")
+    __slots__ = ("agent", "session_id", "model", "cwd", "source", "line", "announced")
 
 
 class Text(_Event):

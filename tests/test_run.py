@@ -63,6 +63,36 @@ def test_an_agent_that_hangs_after_its_run_is_ended_and_the_run_is_a_success(tmp
     assert b"still running 0.2s after its run was over: ending it" in done.stderr
 
 
+# Lines an agent may print after its result: an empty object, a user line, a late
+# thinking event, another agent's item.
+LATE_LINES = (b"{}", b'{"type":"user"}', b'{"type":"thinking","subtype":"delta","text":"x"}',
+              b'{"type":"item.completed","item":{"id":"i","type":"reasoning","text":"x"}}')
+
+
+def with_late_line(tmp_path, agent, late):
+    stream = tmp_path / "late.ndjson"
+    stream.write_bytes(STREAMS[agent].read_bytes() + late + b"\n")
+    return stream
+
+
+@pytest.mark.parametrize("late", LATE_LINES)
+@pytest.mark.parametrize("agent", STREAMS)
+def test_a_line_after_the_result_does_not_keep_a_hanging_agent_alive(tmp_path, agent, late):
+    done, _ = run_agent(tmp_path, GRACE, with_late_line(tmp_path, agent, late), "--then",
+                        "hang")
+    assert b"still running 0.2s after its run was over: ending it" in done.stderr
+    assert done.returncode == run("result", tmp_path / "saved.ndjson").returncode
+
+
+@pytest.mark.parametrize("agent", STREAMS)
+def test_a_limit_after_a_late_line_leaves_the_status_to_the_run(tmp_path, agent):
+    stream = with_late_line(tmp_path, agent, b"{}")
+    done, _ = run_agent(tmp_path, ["--timeout", "0.3", "--grace", "30"], stream, "--then",
+                        "hang")
+    assert b"(--timeout)" in done.stderr
+    assert done.returncode == run("result", tmp_path / "saved.ndjson").returncode != 124
+
+
 @pytest.mark.parametrize("agent, show", [
     ("cursor", ["result"]), ("claude", ["result"]), ("cursor", ["text", "-v"]),
     ("claude", ["text", "-v"]), ("codex", ["tools", "-k", "shell"]), ("gemini", ["json"])])
@@ -235,6 +265,18 @@ def test_the_save_file_cannot_be_the_output_file(tmp_path):
                               stdout=handle, stderr=subprocess.PIPE, timeout=30)
     assert done.returncode == 2 and b"the --save file is the output file" in done.stderr
     assert output.read_bytes() == b"kept"
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_the_save_file_holds_the_stream_alone_when_stdout_or_stderr_is_closed(tmp_path,
+                                                                              closed):
+    stream = tmp_path / "bad.ndjson"
+    first, *rest = CURSOR.read_bytes().splitlines(keepends=True)
+    stream.write_bytes(b"".join([first, b"not json\n", *rest]))  # a warning on stderr
+    save = tmp_path / "saved.ndjson"
+    subprocess.run(["sh", "-c", f'exec "$0" "$@" {closed}>&-', command("run"), "--save", save,
+                    "--", *fake_agent(stream)], capture_output=True, timeout=30)
+    assert save.read_bytes() == stream.read_bytes()
 
 
 def test_run_is_a_verb_of_ndagent_and_runs_in_process(tmp_path, call):

@@ -273,7 +273,7 @@ class Reader:
         else:
             start = RunStart(agent=NAME, session_id=_string(init.get("session_id")),
                              model=_string(init.get("model")), cwd=_string(init.get("cwd")),
-                             source=item.source, line=item.line)
+                             announced=True, source=item.source, line=item.line)
         out.append(start)
         if init is None and self.checks:
             out.append(Note(check="init", message="the run does not begin with system/init",

@@ -227,12 +227,13 @@ class Reader:
 
     # Runs.
 
-    def _begin(self, event, out):
-        """A new run at ``event``, the open one cut off."""
+    def _begin(self, event, out, announced=False):
+        """A new run at ``event``, the open one cut off; ``announced`` where the event
+        begins runs (a thread or turn start)."""
         if self.run is not None:
             out.append(self._cut_off(self.run))
-        start = RunStart(agent=NAME, session_id=self.thread_id, source=event.source,
-                         line=event.line)
+        start = RunStart(agent=NAME, session_id=self.thread_id, announced=announced,
+                         source=event.source, line=event.line)
         out.append(start)
         run = self.run = _Run(start, self.keep_items)
         return run
@@ -259,14 +260,14 @@ class Reader:
         thread_id = event.data.get("thread_id")
         self.thread_id = thread_id if thread_id.__class__ is str else None
         self.thread_seen = True
-        self._begin(event, out)
+        self._begin(event, out, announced=True)
         return out
 
     def _turn_started(self, event):
         out = []
         run = self.run
-        if run is None or run.turned:
-            run = self._begin(event, out)
+        if run is None or run.turned or not run.start.announced:
+            run = self._begin(event, out, announced=True)
         run.line = event.line
         run.turned = True
         if self.checks and not self.thread_seen and not self.thread_warned:

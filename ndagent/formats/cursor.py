@@ -654,6 +654,7 @@ class Reader:
         start = RunStart(agent=NAME, source=item.source, line=item.line)
         if item.__class__ is not Skipped and begins_run(item.data):
             data = item.data
+            start.announced = True
             start.session_id = _string(data.get("session_id"))
             start.model = _string(data.get("model"))
             start.cwd = _string(data.get("cwd"))

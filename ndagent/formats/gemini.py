@@ -298,7 +298,7 @@ class Reader:
             start = RunStart(agent=NAME,
                              session_id=session_id if session_id.__class__ is str else None,
                              model=model if model.__class__ is str else None,
-                             source=item.source, line=item.line)
+                             announced=True, source=item.source, line=item.line)
             init_ms = epoch_ms(init.get("timestamp"))
         run = self.run = _Run(start, init_ms)
         out.append(start)
