@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 from argparse_manpage.manpage import Manpage  # noqa: E402
 
-from ndagent import __version__, callfilter, cli, model  # noqa: E402
+from ndagent import __version__, callfilter, cli, model, options  # noqa: E402
 
 MANUAL = "ndagent manual"
 WIDTH = "80"  # argparse wraps usage lines to the terminal's width: fix it
@@ -78,7 +78,7 @@ def examples(text):
 
 
 def exit_status(statuses):
-    return tagged(statuses) + "\n.PP\n" + roff(cli.EXIT_STATUS_NOTE)
+    return tagged(statuses) + "\n.PP\n" + roff(options.EXIT_STATUS_NOTE)
 
 
 def synopsis(parser, verb):

@@ -68,7 +68,7 @@ def _tool_names(text):
     return names
 
 
-def add_options(parser):
+def add_call_options(parser):
     """-k, -t and -s; each action's ``words`` are what completion offers."""
     kind = parser.add_argument(
         "-k", "--kind", action="extend", metavar="KIND",

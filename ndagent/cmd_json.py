@@ -1,6 +1,7 @@
 """ndagent json: a stream-json stream as the single-object json output format."""
 
-from ndagent import cli
+from ndagent import cli, options
+from ndagent.frame import Command
 
 SUMMARY = "convert a stream to the single-object json output format"
 
@@ -26,7 +27,7 @@ type stands in the line, however it is spelt): a line that is not a JSON object 
 noticed when it does not look like one ({...}); 'ndagent validate' checks every line
 in full.
 
-""" + cli.JSON_ON_A_TERMINAL
+""" + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'add tests' | tee run.ndjson | ndagent json
@@ -39,9 +40,9 @@ EXAMPLES = """\
     sort -rn | head -n 3 | cut -f 2"""
 
 
-class JsonCommand(cli.Command):
+class JsonCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "json", SUMMARY, DESCRIPTION, EXAMPLES
-    splits_files = prefers_scan = True
+    splits_files = True
     needs = frozenset({"native"})
     exact = True
 
@@ -51,4 +52,4 @@ class JsonCommand(cli.Command):
         super().end_run(end, pending)
 
 
-build_parser, main = JsonCommand.build_parser, JsonCommand.main
+build_parser, main = cli.entry(JsonCommand)

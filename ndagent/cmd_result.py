@@ -1,6 +1,11 @@
 """ndagent result: the assistant's full answer, rebuilt from the stream as it arrives."""
 
+import os
+
 from ndagent import cli
+from ndagent.frame import Command
+from ndagent.model import Answer
+from ndagent.terminal import escape_controls
 
 SUMMARY = "reassemble the assistant's full answer"
 
@@ -42,7 +47,7 @@ EXAMPLES = """\
 _ENDS = frozenset({"ends"})
 
 
-class ResultCommand(cli.Command):
+class ResultCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "result", SUMMARY, DESCRIPTION, EXAMPLES
     splits_files = True
     needs = frozenset({"text", "ends"})
@@ -67,18 +72,12 @@ class ResultCommand(cli.Command):
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        import os
-
-        from ndagent.model import Answer
-
         self.for_terminal = os.isatty(out.fd)
         self.answer = Answer()
         self.message = None  # the key of the message whose text was printed last
         self.streaming = False
 
     def begin_run(self, start):
-        from ndagent.model import Answer
-
         self.answer = Answer()
         self.message = None
         self.streaming = self.streams(self.format)
@@ -126,10 +125,8 @@ class ResultCommand(cli.Command):
 
     def print(self, text):
         if self.for_terminal:
-            from ndagent.terminal import escape_controls
-
             text = escape_controls(text, keep_lines=True)
         self.out.write(text.encode("utf-8", "replace"))
 
 
-build_parser, main = ResultCommand.build_parser, ResultCommand.main
+build_parser, main = cli.entry(ResultCommand)

@@ -5,7 +5,9 @@ import os
 import signal
 import time
 
-from ndagent import cli
+from ndagent import cli, options
+from ndagent.frame import REGISTRY, Command, is_output, output_file, read_here
+from ndagent.output import Output, write_all
 
 SUMMARY = "run an agent, show its stream, and end it once its run is over or stalls"
 
@@ -118,7 +120,7 @@ def duration_text(seconds):
     return (text[:-2] if text.endswith(".0") else text) + unit
 
 
-class RunCommand(cli.Command):
+class RunCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "run", SUMMARY, DESCRIPTION, EXAMPLES
     EXIT_STATUSES = EXIT_STATUSES
     FILES_HELP = None  # it reads COMMAND's output, no FILE
@@ -142,7 +144,7 @@ class RunCommand(cli.Command):
             "--save", metavar="FILE",
             help="write the stream to FILE exactly as it arrives, written at once (a "
                  "killed run leaves all it printed)")
-        save.complete = cli._COMPLETE_FILES
+        save.complete = options.COMPLETE_FILES
         parser.add_argument(
             "--grace", type=duration, default=5.0, metavar="DURATION",
             help="how long the agent has to exit once its run is over (or its output "
@@ -187,14 +189,17 @@ class RunCommand(cli.Command):
         args = self.args
         save = self.open_save(args.save)
         if save is False:
-            return cli.EXIT_USAGE
+            return options.EXIT_USAGE
         agent = Agent(args, self, save)
         try:
             failed = agent.start()
             if failed is not None:
                 return failed
             shown = self.shown_command(agent)
-            cli.execute(shown, (agent,))
+            shown.begin_output()
+            read_here(shown, (agent,))
+            shown.end_output()
+            shown.out.flush()
             agent.finish()
         finally:
             agent.close()
@@ -205,8 +210,8 @@ class RunCommand(cli.Command):
         written or is the output file (reported)."""
         if path is None:
             return None
-        output = cli._output_file(1)
-        if output is not None and cli._is_output(path, output):
+        output = output_file(1)
+        if output is not None and is_output(path, output):
             self.say(f"{path}: the --save file is the output file")
             return False
         try:
@@ -221,10 +226,10 @@ class RunCommand(cli.Command):
         from importlib import import_module
 
         show = self.args.show
-        verb_class = cli.Command
+        verb_class = Command
         if show in SHOWN_VERBS:
             import_module(f"ndagent.cmd_{show}")  # which registers its class
-            verb_class = cli._REGISTRY[show]
+            verb_class = REGISTRY[show]
         out = self.out
         if show == "raw":
             out = agent.show = RawOutput()
@@ -242,9 +247,9 @@ class RunCommand(cli.Command):
         if agent.exited_on_its_own and code:
             how = f"exited with status {code}" if code > 0 else f"died of signal {-code}"
             self.say(f"{agent.label}: {how}")
-            status = max(status, cli.EXIT_BAD_STREAM)
+            status = max(status, options.EXIT_BAD_STREAM)
         if agent.save_failed:
-            status = max(status, cli.EXIT_USAGE)
+            status = max(status, options.EXIT_USAGE)
         return status
 
 
@@ -267,7 +272,7 @@ class _Watching:
             self.agent.run_over()
 
 
-class RawOutput(cli.Output):
+class RawOutput(Output):
     """Standard output for --show raw: the bytes the agent printed, written when the
     frame flushes (after each batch), never while the decoder reads (a write error
     must not pass for a read error).  On a terminal they are decoded as they come, and
@@ -424,7 +429,7 @@ class Agent:
         if self.save is None:
             return
         try:
-            cli.write_all(self.save, data)
+            write_all(self.save, data)
         except OSError as error:
             self.command.say(f"{self.name}: cannot write: {error.strerror or error}")
             os.close(self.save)
@@ -586,4 +591,4 @@ def _nothing():
     """The action of a wait that only looks again."""
 
 
-build_parser, main = RunCommand.build_parser, RunCommand.main
+build_parser, main = cli.entry(RunCommand)

@@ -3,8 +3,11 @@
 import os
 from sys import getsizeof
 
-from ndagent import cli, workers
+from ndagent import cli, inputs, options
+from ndagent.decoder import BadLine, Event, batches
+from ndagent.frame import Command, read_inputs
 from ndagent.model import KINDS, OUTCOMES
+from ndagent.output import Progress
 
 SUMMARY = "print figures over many runs: outcomes, durations, tokens, cost, tool calls"
 
@@ -66,7 +69,7 @@ group, the tool calls by status only and no failed commands (--header names the
 columns).
 
 Big archives: -j N reads the FILEs in N processes (by default one per core, when they
-add up to {workers.SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
+add up to {inputs.SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
 FILE order; standard input and the FILEs that are not regular files are read in this
 process. While many FILEs are read, a terminal's standard error shows how many are done
 and how fast (not with -q, nor when records go to that same terminal). --partial
@@ -76,7 +79,7 @@ all their FILEs would have printed: run --partial on the shards of an archive, o
 many machines as there are, then --merge (the groups of --by file come in the order of
 the partials). --merge --partial merges partials into one.
 
-""" + cli.JSON_ON_A_TERMINAL
+""" + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   ndagent stats logs/*.ndjson
@@ -111,7 +114,7 @@ RUN_TSV = ("agent", "model", "session_id", "source", "line", "outcome", "duratio
            *TOKENS, "cost_usd", "tool_calls", *OUTCOMES)
 
 
-class StatsCommand(cli.Command):
+class StatsCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "stats", SUMMARY, DESCRIPTION, EXAMPLES
     EXIT_STATUSES = EXIT_STATUSES
     FILES_HELP = ("input streams, each read as a stream of its own; '-' or none: standard "
@@ -125,16 +128,16 @@ class StatsCommand(cli.Command):
             "--by", choices=("run", "agent", "model", "file"),
             help="one record per run, or the figures of each agent, model or file "
                  "(by default, of all the runs)")
-        cli.add_format_option(
+        options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},
             None, "text on a terminal, else ndjson")
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
-            "--top", type=cli.whole_number, default=TOP, metavar="N",
+            "--top", type=options.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
-        workers.add_jobs_option(parser)
+        options.add_jobs_option(parser)
         parser.add_argument(
             "--partial", action="store_true",
             help="print a partial for --merge (one JSON object) instead of the figures")
@@ -159,22 +162,20 @@ class StatsCommand(cli.Command):
         problem = self._conflict()
         if problem is not None:
             self.say(f"{problem} (see '{self.prog} --help')")
-            return cli.EXIT_USAGE
-        inputs = list(self.args.files) or ["-"]
+            return options.EXIT_USAGE
+        return super().execute()
+
+    def begin_output(self):
         if self.by == "run":
             self._write_header(RUN_TSV)
-        if self.args.merge:
-            self._merge(inputs)
-        else:
-            self._read(inputs)
+
+    def end_output(self):
         if self.progress is not None:
             self.progress.clear()
         if self.args.partial:
             self._write_partial()
         elif self.by != "run":
             self._write_groups()
-        self.out.flush()
-        return self.status
 
     def _conflict(self):
         """What is wrong with the options together, or None."""
@@ -186,22 +187,23 @@ class StatsCommand(cli.Command):
                     "add up as they are")
         return None
 
-    def _read(self, inputs):
-        """Read the inputs, in worker processes where -j asks for them or they are
-        many bytes of regular files (ndagent.workers)."""
+    def read(self, inputs):
+        """Read the inputs (with --merge, the partials), the streams in shares where -j
+        asks for them or they are many bytes of regular FILEs."""
+        if self.args.merge:
+            self._merge(inputs)
+            return
         shown = (len(inputs) > 1 and not self.quiet and os.isatty(2)
                  and not (self.by == "run" and self.out.terminal))
-        self.progress = workers.Progress(self.prog, len(inputs), shown)
-        workers.read(self, inputs, self.progress)
+        self.progress = Progress(self.prog, len(inputs), shown)
+        read_inputs(self, inputs, self.progress)
 
-    def worker_options(self):
-        return {"format": self.form}
-
-    def worker_state(self):
+    def partial(self):
         return list(self.groups.items())
 
-    def take_worker_state(self, state):
-        self._add_groups(state)
+    def merge(self, partials):
+        for groups in partials:
+            self._add_groups(groups)
 
     def _add_groups(self, groups):
         mine = self.groups
@@ -282,8 +284,6 @@ class StatsCommand(cli.Command):
     # Partials.
 
     def _merge(self, inputs):
-        from ndagent.decoder import BadLine, Event, batches
-
         by = self.by
         known = by is not None  # --by given, or a partial read: the partials must agree
         for batch in batches(inputs, None, every_line=True, max_line=self.args.max_line):
@@ -305,12 +305,12 @@ class StatsCommand(cli.Command):
                 else:
                     where = item.source if item.line is None else f"{item.source}:{item.line}"
                     self.say(f"{where}: cannot read: {item.reason}")
-                    self.status = cli.EXIT_USAGE
+                    self.status = options.EXIT_USAGE
         self.by = by
 
     def _bad_partial(self, where, message):
         self.say(f"{where.source}:{where.line}: not a partial of {self.prog}: {message}")
-        self.status = cli.EXIT_USAGE
+        self.status = options.EXIT_USAGE
 
     def _write_partial(self):
         self.out.write_json({PARTIAL: VERSION, "by": self.by,
@@ -832,4 +832,4 @@ def _group_row(record):
             *_by_outcome(record["tools"])]
 
 
-build_parser, main = StatsCommand.build_parser, StatsCommand.main
+build_parser, main = cli.entry(StatsCommand)

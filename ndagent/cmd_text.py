@@ -2,8 +2,11 @@
 
 from sys import getsizeof
 
-from ndagent import cli
+from ndagent import cli, options
+from ndagent.callfilter import CallFilter, add_call_options
+from ndagent.frame import Command
 from ndagent.model import ACTIONS, OUTCOME_SUFFIXES
+from ndagent.terminal import escape_controls, escape_field
 
 SUMMARY = "print one line per tool call, as the text output format does"
 
@@ -59,7 +62,7 @@ EXAMPLES = """\
   \tndagent text -v --color=never $< > $@"""
 
 # The environment variables the command reads (shown in its man page).
-ENVIRONMENT = cli.COLOR_ENVIRONMENT
+ENVIRONMENT = options.COLOR_ENVIRONMENT
 
 # --progress: the line of each kind when a call starts ('Used tool': 'Using tool'), and
 # the suffix of a call still open when its run ends.
@@ -87,9 +90,9 @@ PENDING = " (pending)"
 _DIM, _RED, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
 
 
-class TextCommand(cli.Command):
+class TextCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "text", SUMMARY, DESCRIPTION, EXAMPLES
-    splits_files = prefers_scan = True
+    splits_files = True
     ENVIRONMENT = ENVIRONMENT
     # A line per ended call needs only the ends; -v and --progress also need the starts
     # (for the target a start's args name, which its end may lack; for their lines),
@@ -112,16 +115,12 @@ class TextCommand(cli.Command):
             help="also print a line when each call starts, its action in the progressive "
                  "form ('Reading file', 'Running terminal command'), and at the end of a "
                  "run one for each call still open, marked (pending)")
-        cli.add_color_option(parser, "the target and the outcome")
-        from ndagent import callfilter
-
-        callfilter.add_options(parser)
+        options.add_color_option(parser, "the target and the outcome")
+        add_call_options(parser)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        from ndagent.callfilter import CallFilter
-
-        self.color = cli.use_color(args.color, out.fd)
+        self.color = options.use_color(args.color, out.fd)
         self.filter = CallFilter(args)
         # --final: the run's text since its last tool event.
         self.final_segment = []
@@ -188,8 +187,6 @@ class TextCommand(cli.Command):
         """One line: the action, ': TARGET' (spelt out, dim), the suffix (coloured)."""
         line = action
         if target is not None:
-            from ndagent.terminal import escape_field
-
             target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
         if suffix:
@@ -205,8 +202,6 @@ class TextCommand(cli.Command):
             text = "".join(self.final_segment) if self.format.LIVE_ANSWER else end.answer
             self.final_segment.clear()
         if text and (end.ok or end.cutoff or self.format.LIVE_ANSWER):
-            from ndagent.terminal import escape_controls
-
             text = escape_controls(text, keep_lines=True)
             if not text.endswith("\n"):
                 text += "\n"
@@ -214,4 +209,4 @@ class TextCommand(cli.Command):
         super().end_run(end, pending)
 
 
-build_parser, main = TextCommand.build_parser, TextCommand.main
+build_parser, main = cli.entry(TextCommand)

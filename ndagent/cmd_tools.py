@@ -1,7 +1,10 @@
 """ndagent tools: one record per tool call, started and completed events paired."""
 
-from ndagent import cli
+from ndagent import cli, options
+from ndagent.callfilter import CallFilter, add_call_options
+from ndagent.frame import Command
 from ndagent.model import MAX_OPEN_BYTES, MAX_OPEN_CALLS, json_size
+from ndagent.terminal import tsv_row
 
 SUMMARY = "print one record per tool call, its start and completion paired"
 
@@ -47,7 +50,7 @@ parent instead, the target being the path, command, pattern, query, url or tool 
 characters and the characters that reorder or hide text as \\x1b, \\u202e, \\u200b,
 \\U000e0001 and the like, so that none reaches a terminal raw.
 
-""" + cli.JSON_ON_A_TERMINAL
+""" + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent tools -s failure
@@ -63,18 +66,16 @@ EXAMPLES = """\
 TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms", "agent", "parent")
 
 
-class ToolsCommand(cli.Command):
+class ToolsCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "tools", SUMMARY, DESCRIPTION, EXAMPLES
-    splits_files = prefers_scan = True
+    splits_files = True
     needs = frozenset({"tools"})
     exact = True
 
     @classmethod
     def add_options(cls, parser):
-        from ndagent import callfilter
-
-        callfilter.add_options(parser)
-        cli.add_format_option(parser, {
+        add_call_options(parser)
+        options.add_format_option(parser, {
             "ndjson": "one JSON record per call",
             "tsv": "the columns " + ", ".join(TSV_COLUMNS)}, "ndjson")
         parser.add_argument(
@@ -83,12 +84,12 @@ class ToolsCommand(cli.Command):
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        from ndagent.callfilter import CallFilter
-
         self.filter = CallFilter(args)
         self.tsv = args.format == "tsv"
-        if self.tsv and args.header:
-            out.write("\t".join(TSV_COLUMNS).encode() + b"\n")
+
+    def begin_output(self):
+        if self.tsv and self.args.header:
+            self.out.write("\t".join(TSV_COLUMNS).encode() + b"\n")
 
     def note(self, note):
         if note.message is not None:
@@ -158,8 +159,6 @@ class ToolsCommand(cli.Command):
         }
         if self.tsv:
             record["target"] = target
-            from ndagent.terminal import tsv_row
-
             self.out.write(tsv_row(record[column] for column in TSV_COLUMNS))
         else:
             self.out.write_json(record)
@@ -183,4 +182,4 @@ def _duration(start, end):
     return None
 
 
-build_parser, main = ToolsCommand.build_parser, ToolsCommand.main
+build_parser, main = cli.entry(ToolsCommand)

@@ -2,9 +2,12 @@
 
 from sys import getsizeof
 
-from ndagent import cli, workers
-from ndagent.model import MAX_OPEN_CALLS
-from ndagent.terminal import QUOTE_LIMIT, quote
+from ndagent import cli, inputs, options
+from ndagent.decoder import source_name
+from ndagent.formats import NAMES, get
+from ndagent.frame import Command
+from ndagent.model import MAX_OPEN_CALLS, Answer
+from ndagent.terminal import QUOTE_LIMIT, escape_controls, quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
 
@@ -28,7 +31,7 @@ CHECKS = {
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
 }
 
-_SHARE_MB, _SPLIT_MB = workers.SHARE_FROM >> 20, cli.SPLIT_FROM >> 20
+_SHARE_MB, _SPLIT_MB = inputs.SHARE_FROM >> 20, inputs.SPLIT_FROM >> 20
 
 DESCRIPTION = f"""\
 Read the stream and report, on standard output, every place where it is not a
@@ -60,7 +63,7 @@ A message quotes text from the stream (ids, type, field and tool names) at most
 characters and the characters that reorder or hide text spelt out (\\x1b, \\u202e,
 \\u200b, \\U000e0001), in both formats.
 
-""" + cli.JSON_ON_A_TERMINAL
+""" + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
@@ -86,7 +89,7 @@ EXIT_STATUSES = (
 OPEN_AT_END = "call-open"
 
 # The environment variables the command reads (shown in its man page).
-ENVIRONMENT = cli.COLOR_ENVIRONMENT
+ENVIRONMENT = options.COLOR_ENVIRONMENT
 
 # SGR sequences as compilers colour a diagnostic (GCC_COLORS' defaults): the place in
 # bold, error: in bold red, warning: in bold magenta.
@@ -99,7 +102,7 @@ def _listing(checks):
                      for name, (severity, meaning) in checks.items())
 
 
-class ValidateCommand(cli.Command):
+class ValidateCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "validate", SUMMARY, DESCRIPTION, EXAMPLES
     EXIT_STATUSES = EXIT_STATUSES
     ENVIRONMENT = ENVIRONMENT
@@ -112,8 +115,6 @@ class ValidateCommand(cli.Command):
 
     @classmethod
     def build_parser(cls):
-        from ndagent.formats import NAMES, get
-
         parser = super().build_parser()
         listing = [f"checks:\n{_listing(CHECKS)}"]
         listing += [f"{name} checks:\n{_listing(get(name).CHECKS)}" for name in NAMES]
@@ -124,46 +125,35 @@ class ValidateCommand(cli.Command):
     def add_options(cls, parser):
         parser.add_argument(
             "--strict", action="store_true",
-            help=f"{cli.STRICT_HELP}, and report undocumented event types and fields")
+            help=f"{options.STRICT_HELP}, and report undocumented event types and fields")
         parser.add_argument(
             "-q", "--quiet", action="store_true",
-            help=f"{cli.QUIET_HELP}: no warning diagnostics and no summary lines (a FILE "
+            help=f"{options.QUIET_HELP}: no warning diagnostics and no summary lines (a FILE "
                  "that cannot be read is still reported, on standard error)")
-        cli.add_format_option(parser, {
+        options.add_format_option(parser, {
             "text": "one line per diagnostic and per summary",
             "ndjson": "one JSON object per diagnostic (source, line, severity, check, "
                       "message) and per summary (source, events, runs, errors, warnings)"},
             "text")
-        cli.add_color_option(parser, "the text diagnostics as compilers do (the place, "
+        options.add_color_option(parser, "the text diagnostics as compilers do (the place, "
                                      "error:, warning:)")
-        workers.add_jobs_option(parser)
+        options.add_jobs_option(parser)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        from ndagent.model import Answer
-
         self.as_json = args.format == "ndjson"
-        self.color = not self.as_json and cli.use_color(args.color, out.fd)
+        self.color = not self.as_json and options.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
-        # The counts of the part of a FILE read (ndagent.workers.split): events, runs,
-        # errors, warnings, and whether it was read whole.
+        # The counts of the part of a FILE read (a decoder.Part): events, runs, errors,
+        # warnings, and whether it was read whole.
         self.counts = None
-
-    def execute(self):
-        """Each FILE is checked on its own: many are shared among worker processes
-        (ndagent.workers), the output the same."""
-        workers.read(self, list(self.args.files) or ["-"])
-        self.out.flush()
-        return self.status
 
     def _new_input(self):
         self.runs = self.errors = self.warnings = 0
         self.readable = True
 
     def begin_run(self, start):
-        from ndagent.model import Answer
-
         self.runs += 1
         self.answer = Answer()
 
@@ -256,7 +246,7 @@ class ValidateCommand(cli.Command):
         severity = "error" if self.strict else found[0]
         if severity == "error":
             self.errors += 1
-            self.status = max(self.status, cli.EXIT_BAD_STREAM)
+            self.status = max(self.status, options.EXIT_BAD_STREAM)
         else:
             self.warnings += 1
         if self.quiet and severity != "error":
@@ -272,25 +262,25 @@ class ValidateCommand(cli.Command):
         counts = (events, self.runs, self.errors, self.warnings, self.readable)
         if self.part is None:
             self._summary(source, counts)
-        else:  # for the process that adds up the parts (worker_state)
+        else:  # for the command that adds up the parts (partial)
             self.counts = counts
         self._new_input()
 
-    def worker_state(self):
-        """A part's counts, with its FILE's name."""
+    def partial(self):
+        """A part's counts, with its FILE's name (None for whole FILEs: their summaries
+        are written)."""
         if self.part is None:
             return None
-        from ndagent.decoder import source_name
-
         # No counts: the part was not read to its end (no memory for a line).
         return source_name(self.part.path), self.counts or (0, 0, 0, 0, False)
 
-    def take_parts(self, states):
-        """The FILE's summary, its parts' counts added up."""
-        if not states:
+    def merge(self, partials):
+        """The summary of a FILE read in parts: their counts added up."""
+        counts = [found for found in partials if found is not None]
+        if not counts:
             return
-        totals = [sum(counts[index] for _, counts in states) for index in range(4)]
-        self._summary(states[0][0], (*totals, all(counts[4] for _, counts in states)))
+        totals = [sum(found[index] for _, found in counts) for index in range(4)]
+        self._summary(counts[0][0], (*totals, all(found[4] for _, found in counts)))
 
     def _summary(self, source, counts):
         events, runs, errors, warnings, readable = counts
@@ -304,8 +294,6 @@ class ValidateCommand(cli.Command):
 
     def _write_diagnostic(self, place, severity, rest):
         """A diagnostic's line; with colour, its place and severity coloured."""
-        from ndagent.terminal import escape_controls
-
         place = escape_controls(place)
         label = f"{severity}:"
         if self.color:
@@ -316,8 +304,6 @@ class ValidateCommand(cli.Command):
     def _write_text(self, line):
         """One line of text output.  The stream text in it is already quoted
         (``terminal.quote``); what else it holds, a FILE's name, is spelt out here."""
-        from ndagent.terminal import escape_controls
-
         self._write_line(escape_controls(line))
 
     def _write_line(self, line):
@@ -334,4 +320,4 @@ class _At:
         self.line = line
 
 
-build_parser, main = ValidateCommand.build_parser, ValidateCommand.main
+build_parser, main = cli.entry(ValidateCommand)

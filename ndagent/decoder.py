@@ -36,10 +36,17 @@ Example::
 """
 
 import os
+import signal
 from itertools import repeat
-from time import process_time
 
-import orjson
+# orjson crashes the process when it is interrupted while it sets itself up (it
+# imports more modules then): Ctrl-C is held back for that moment, and comes just
+# after.  The frame imports this module before any other that uses orjson.
+_BLOCKED = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+try:
+    import orjson
+finally:
+    signal.pthread_sigmask(signal.SIG_SETMASK, _BLOCKED)
 
 __all__ = [
     "BadLine",
@@ -575,7 +582,6 @@ class _Lines:
             self.late, selection = selection, None
         self._choose(selection)
         self.number = 0
-        self.base = 0  # where in the input the block in hand begins (for _SpanLines)
 
     def _choose(self, selection):
         global _ESCAPE, _SHAPE, _MATCH_START
@@ -731,21 +737,16 @@ def _bytes(size):
 class Part:
     """A part of a regular file, read as an input of its own: the lines from the byte
     ``begin`` (the start of a line) to ``end`` (just after a newline; None: to the end
-    of the file), numbered as in the whole file and named by its ``path``, so that
-    what is said of them is what reading the whole file says.  ``about``: what the
-    caller knows of the part, carried along (this module does not look at it)."""
+    of the file) of the open file ``fd`` (read by offset: the file is opened once, by
+    whoever cut it, so that a file replaced meanwhile is not read in pieces of two),
+    numbered as in the whole file and named by its ``path``, so that what is said of
+    them is what reading the whole file says.  ``about``: what the caller knows of the
+    part, carried along (this module does not look at it)."""
 
-    __slots__ = ("path", "begin", "end", "about")
+    __slots__ = ("path", "fd", "begin", "end", "about")
 
-    def __init__(self, path, begin, end=None, about=None):
-        self.path, self.begin, self.end, self.about = path, begin, end, about
-
-    @property
-    def name(self):
-        return self.path
-
-    def __reduce__(self):  # sent to worker processes
-        return Part, (self.path, self.begin, self.end, self.about)
+    def __init__(self, path, fd, begin, end=None, about=None):
+        self.path, self.fd, self.begin, self.end, self.about = path, fd, begin, end, about
 
     def __repr__(self):
         return f"Part({self.path!r}, {self.begin}, {self.end})"
@@ -767,6 +768,8 @@ def source_name(name):
     """How messages name an input: its path, ``<stdin>``, or a file object's name."""
     if name == "-":
         return STDIN
+    if name.__class__ is Part:
+        name = name.path
     if isinstance(name, (str, bytes, os.PathLike)):
         return os.fsdecode(name)
     return str(getattr(name, "name", None) or "<stream>")
@@ -777,14 +780,13 @@ def _open(name):
 
     A path or standard input compressed with gzip, bzip2 or xz is read decompressed
     (``_telling``).  A regular file is told by its head before anything is read: a
-    compressed one is handed back with no file (closed at its end), since the
-    two-process path of a large regular file reads its raw bytes (``_SecondHalf``)."""
+    compressed one is handed back with no file (closed at its end).  A Part is read
+    from its file's descriptor, which its reader opened and closes."""
     if name == "-":
         return _telling(_reader(0)), None
     if name.__class__ is Part:
-        handle = open(name.path, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
         end = _NO_END if name.end is None else name.end
-        return _Range(handle.fileno(), name.begin, end).read, handle
+        return _Range(name.fd, name.begin, end).read, None
     if isinstance(name, (str, bytes, os.PathLike)):
         handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
         fd = handle.fileno()
@@ -894,7 +896,7 @@ def _reader(fd):
     flag belongs to the open file, shared with whoever else has it, and with
     /dev/stdin on macOS): then wait for data, rather than take "none yet" (EAGAIN) for
     an error."""
-    _widen_pipe(fd)
+    widen_pipe(fd)
 
     def read(size):
         while True:
@@ -920,9 +922,7 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
     handing over only the wanted events.  ``exact``: see ``decode_line``.  A line longer
     than ``max_line`` bytes is reported as a BadLine and passed over unread.
 
-    A regular file of ``PARALLEL_FROM`` bytes or more read with a selection is scanned
-    by two processes: a child finds the lines to decode in its second half while this
-    process reads the first (``_second_half``); the items are the same."""
+    A ``Part`` of a regular file is read as an input of its own."""
     chunk_size = min(chunk_size, max_line)  # so that no line inside one chunk is too long
     for name in inputs or ("-",):
         source = source_name(name)
@@ -931,343 +931,16 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
         except OSError as error:
             yield [Unreadable(source, None, error.strerror or str(error))]
             continue
-        half = None
         try:
             lines = _Lines(source, want, exact, every_line)
+            at_start = True
             if name.__class__ is Part:
-                lines.number = _lines_before(handle.fileno(), name.begin)
-                yield from _read_batches(source, read, lines, chunk_size, max_line,
-                                         at_start=name.begin == 0, offset=name.begin)
-                continue
-            if lines.selection is not None and handle is not None:
-                half = _SecondHalf.of(handle.fileno(), lines, chunk_size, max_line)
-            if half is None:
-                yield from _read_batches(source, read, lines, chunk_size, max_line)
-            else:
-                yield from half.batches()
+                lines.number = _lines_before(name.fd, name.begin)
+                at_start = name.begin == 0
+            yield from _read_batches(source, read, lines, chunk_size, max_line, at_start)
         finally:
-            if half is not None:
-                half.end_child()
             if handle is not None:
                 handle.close()
-
-
-# A regular file this large is scanned by two processes (see ``_SecondHalf``).
-PARALLEL_FROM = 16 << 20
-# How much of the file the parent reads before it chooses where the child's part begins.
-WARM_UP = 2 << 20
-# The least and the most of the rest of the file that the parent keeps for itself.
-SHARES = (0.0, 0.5)
-
-
-class _SecondHalf:
-    """The last part of a large regular file, scanned by a forked child.
-
-    The scan (which lines may hold a wanted event, and counting lines) is most of the
-    work of a command with a selection.  The child runs the same ``_read_batches`` over
-    its part, which starts at a line, recording where the lines to decode are instead
-    of decoding them, and sends that record to this process a batch at a time, as it
-    goes.  This process reads the first part meanwhile, then decodes the lines that
-    each batch of the record names: the items, and so the output, are the same as from
-    one process.  If the child fails, this process reads the rest of the part itself,
-    from the first batch the record lacks.  The pipe holds what the child is ahead, so
-    memory stays bounded however many lines the part holds.
-
-    Where the child's part begins is chosen after the first ``WARM_UP`` bytes, from
-    the time this process took for them: scanning, and the rest (decoding, and the
-    command's work on the items), so that the child keeps ahead of this process to the
-    end (``share``): a command that does much with each line leaves the child all the
-    rest."""
-
-    def __init__(self, fd, size, lines, chunk_size, max_line):
-        self.fd, self.size = fd, size
-        # Where the child's part begins and ends (after a newline), once it is under way.
-        self.middle = self.end = size
-        self.lines, self.chunk_size, self.max_line = lines, chunk_size, max_line
-        self.pid = self.pipe = None
-        self.whole = None  # once the child's part is read: whether all came from its record
-        self.window = (0, b"")  # (offset, bytes) of the file read last for the record
-
-    @classmethod
-    def of(cls, fd, lines, chunk_size, max_line):
-        """The two-process reading of ``fd``, or None where one process is best."""
-        import stat
-
-        if not hasattr(os, "fork"):
-            return None
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size < PARALLEL_FROM:
-            return None
-        return cls(fd, info.st_size, lines, chunk_size, max_line)
-
-    def batches(self):
-        """The items of the whole file, in batches."""
-        lines = self.lines
-        first = _Range(self.fd, 0, _NO_END)
-        reading = _read_batches(lines.source, first.read, lines, self.chunk_size,
-                                self.max_line)
-        warm_up = min(WARM_UP, self.size // 8)
-        part = SHARES[1]
-        if warm_up:
-            # The child's work on the first bytes, timed (its items are not kept), then
-            # this process's from its second batch on (the first bears the command's
-            # one-off costs: imports, a run begun), the command's work included: each
-            # per byte.
-            mark = process_time()
-            for batch in self._spans(_Range(self.fd, 0, warm_up).read):
-                _encoded(batch)
-            scan = (process_time() - mark) / warm_up
-            work = 0.0
-            begun = None  # where the timed batches begin
-            for batch in reading:
-                yield batch
-                now = process_time()
-                if begun is None:
-                    begun = first.position
-                elif first.position > begun:
-                    work += now - mark
-                    if first.position >= warm_up:
-                        break
-                mark = now
-            else:
-                return  # no more than the first bytes
-            part = share(scan, work / (first.position - begun))
-        if self._start(first.position + int((self.size - first.position) * part)):
-            first.end = self.middle
-        yield from reading
-        if self.pid is not None:
-            yield from self.items()
-            # The last line if it had no newline, and what was written since the file
-            # was opened: read here, as one process reads them.
-            yield from _read_batches(lines.source, _Range(self.fd, self.end, _NO_END).read,
-                                     lines, self.chunk_size, self.max_line, at_start=False)
-
-    def _start(self, begin):
-        """Start the child on the lines from the first one at ``begin`` or after, to the
-        last newline of the file (in its last MiB): whether it is under way."""
-        window = os.pread(self.fd, 1 << 20, begin)
-        newline = window.find(b"\n")
-        if newline < 0 or begin + newline + 1 >= self.size:
-            return False
-        self.middle = begin + newline + 1
-        tail = max(self.middle, self.size - (1 << 20))
-        newline = os.pread(self.fd, self.size - tail, tail).rfind(b"\n")
-        if newline < 0:
-            return False
-        self.end = tail + newline + 1
-        return self._fork()
-
-    def _spans(self, read, spans=None, offset=0):
-        """The batches of the child's scan of what ``read`` reads, from ``offset``."""
-        spans = spans or _SpanLines(self.lines)
-        return _read_batches(spans.source, read, spans, self.chunk_size, self.max_line,
-                             at_start=offset == 0, offset=offset)
-
-    def _second_reader(self):
-        return _Range(self.fd, self.middle, self.end).read
-
-    def _fork(self):
-        """Start the child: whether it is under way (not when the system has no room
-        for another process: this one reads alone)."""
-        import signal
-
-        forked = fork_with_pipe()
-        if forked is None:
-            return False
-        pid, read_end, write_end = forked
-        if pid:
-            self.pid, self.pipe = pid, read_end
-            return True
-        try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            self._send(write_end)
-            os._exit(0)
-        except BaseException:  # noqa: BLE001 - the parent reads the rest itself
-            os._exit(1)
-
-    def _send(self, pipe):
-        """The child's record of its part: each batch as soon as it is scanned, then the
-        number of lines of the part (each a message: its length, then marshal's bytes)."""
-        from marshal import dumps
-
-        spans = _SpanLines(self.lines)
-        for batch in self._spans(self._second_reader(), spans, self.middle):
-            _send_message(pipe, dumps(_encoded(batch)))
-        _send_message(pipe, dumps(spans.number))
-
-    def items(self):
-        """The child's part's items, in batches: from its record as it comes, then, if
-        the record stops short, read here from where it stops (but for a failure to
-        read, which is told)."""
-        from array import array
-        from marshal import loads
-
-        lines = self.lines
-        base, source = lines.number, lines.source
-        received = 0  # batches of the record
-        try:
-            with open(self.pipe, "rb", buffering=PIPE_SIZE) as pipe:
-                self.pipe = None  # closed with ``pipe``
-                while True:
-                    head = pipe.read(8)
-                    size = int.from_bytes(head, "little")
-                    message = pipe.read(size)
-                    if len(head) < 8 or len(message) < size:
-                        break  # the record stops short: the child failed
-                    value = loads(message)
-                    if value.__class__ is int:  # the end: how many lines the part holds
-                        lines.number = base + value
-                        self.whole = True
-                        return
-                    fields = array("q")
-                    fields.frombytes(value[0])
-                    yield self._batch(fields, value[1], base, source)
-                    received += 1
-        finally:
-            self.end_child()
-        self.whole = False
-        lines.number = base
-        reading = _read_batches(source, self._second_reader(), lines, self.chunk_size,
-                                self.max_line, at_start=False)
-        for index, batch in enumerate(reading):
-            # The batches the child did not send, and a failure to read the part now.
-            if index >= received or batch and batch[0].__class__ is Unreadable:
-                yield batch
-
-    def _batch(self, fields, texts, base, source):
-        """The items of one batch of the child's record (``_encoded``): the lines to
-        decode are read a window at a time, so that memory stays that of a chunk (no
-        map of the file, whose pages read would count as the command's memory)."""
-        lines = self.lines
-        take, fd, least = lines.take, self.fd, self.chunk_size
-        begin, data = self.window
-        batch = []
-        append = batch.append
-        fields = iter(fields)
-        for kind, offset, length, number in zip(fields, fields, fields, fields):
-            if kind <= _LAST:
-                start = offset - begin
-                if start < 0 or start + length > len(data):
-                    begin, start = offset, 0
-                    data = os.pread(fd, max(length, least), offset)
-                if kind == _TAKE:
-                    take(data, start, start + length, base + number, append)
-                else:
-                    lines._add(data[start:start + length], base + number, append, last=True)
-            elif kind == _SKIPPED:
-                append(Skipped(source, base + offset))
-            elif kind == _BAD:
-                append(BadLine(source, base + offset, *texts[length]))
-            else:
-                append(Unreadable(source, base + offset, texts[length]))
-        self.window = begin, data
-        return batch
-
-    def end_child(self):
-        if self.pid is not None:  # ended, interrupted, or reading failed: no more needed
-            import signal
-
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            self.pid = None
-        if self.pipe is not None:
-            os.close(self.pipe)
-            self.pipe = None
-
-
-# The kinds of the items of the child's record (``_encoded``).
-_TAKE, _LAST, _SKIPPED, _BAD, _UNREADABLE = range(5)
-
-
-def _encoded(batch):
-    """A batch of the child's items for marshal to send quickly: the bytes of an array
-    of four integers per item (kind, offset or line, length or index, line), and the
-    texts of the rare items that have some."""
-    from array import array
-
-    fields, texts = array("q"), []
-    for item in batch:
-        kind = item.__class__
-        if kind is tuple:  # _SpanLines's
-            fields.extend(item)
-        elif kind is Skipped:
-            fields.extend((_SKIPPED, item.line, 0, 0))
-        elif kind is BadLine:
-            fields.extend((_BAD, item.line, len(texts), 0))
-            texts.append((item.reason, item.start))
-        else:
-            fields.extend((_UNREADABLE, item.line, len(texts), 0))
-            texts.append(item.reason)
-    return fields.tobytes(), texts
-
-
-def _send_message(fd, data):
-    """Write ``data`` to ``fd`` whole, after its length."""
-    data = len(data).to_bytes(8, "little") + data
-    while data:
-        data = data[os.write(fd, data):]
-
-
-class _SpanLines:
-    """A ``_Lines`` that records where each line to decode is instead of decoding it:
-    ``(_TAKE, offset, length, number)`` (``_LAST`` for a last line without a newline)."""
-
-    def __init__(self, lines):
-        self.source = lines.source
-        self.selection = lines.selection
-        self.late = None  # the selection is known: a half is only read with one
-        self.number = 0
-        self.base = 0  # the offset in the file of the text of the block in hand
-
-    block = None  # set below: _Lines's, so that both select lines alike
-    _selected = None
-    overlong = None
-
-    def take(self, text, start, end, number, append):
-        append((_TAKE, self.base + start, end - start, number))
-
-    def last(self, line):
-        self.number += 1
-        return [(_LAST, self.base, len(line), self.number)]
-
-
-_SpanLines.block = _Lines.block
-_SpanLines._selected = _Lines._selected
-_SpanLines.overlong = _Lines.overlong
-
-
-def fork_with_pipe():
-    """A child process with a pipe from it to this one: ``(pid, read end, write end)``,
-    the pid 0 in the child, which has only the write end open (the parent only the read
-    end, widened: PIPE_SIZE); None when the system has no room for another process or
-    pipe."""
-    try:
-        read_end, write_end = os.pipe()
-        _widen_pipe(read_end)
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_end)
-            os.close(write_end)
-            raise
-    except OSError:
-        return None
-    os.close(write_end if pid else read_end)
-    return pid, read_end, write_end
-
-
-def share(scan, work):
-    """The part of the rest of a file that this process reads, the child the remainder,
-    from the times per byte on the first bytes: ``scan``, the child's (finding the lines
-    to decode), and ``work``, this process's (that, decoding them, and the command's
-    work).  On the child's part this process spends ``work - scan`` per byte, and
-    reaches its end at ``x * work + (1 - x) * (work - scan)``; the child, sending its
-    record as it goes, at ``(1 - x) * scan``, and keeps ahead all the way if that is
-    no later: ``x = 1 - work / (2 * scan)``, bounded by SHARES (none when the command's
-    work is as much as the scan or more)."""
-    if work <= 0 or scan <= 0:
-        return SHARES[1]
-    return min(max(1 - work / (2 * scan), SHARES[0]), SHARES[1])
 
 
 # The end of a _Range that reads to the end of its file, wherever that is by then.
@@ -1295,7 +968,7 @@ class _Range:
 PIPE_SIZE = 1 << 20
 
 
-def _widen_pipe(fd):
+def widen_pipe(fd):
     """Make the pipe ``fd`` hold ``PIPE_SIZE`` bytes, where the system allows it (Linux's
     F_SETPIPE_SZ, up to its pipe-max-size); elsewhere, and for other files, nothing."""
     import stat
@@ -1313,9 +986,9 @@ def _widen_pipe(fd):
 _UTF16 = "UTF-16 text, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)"
 
 
-def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offset=0):
-    """The batches of one input.  ``offset``: where in the file the first byte read is,
-    kept in ``lines.base`` for each block (``_SpanLines``)."""
+def _read_batches(source, read, lines, chunk_size, max_line, at_start=True):
+    """The batches of one input (``at_start``: it begins at the start of its file,
+    where a byte order mark may stand)."""
     pieces = []  # the start of a line not yet ended
     held = 0  # their length
     passing = False  # inside a line longer than max_line, until its newline
@@ -1326,8 +999,6 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
         except OSError as error:
             yield [Unreadable(source, lines.number + 1, error.strerror or str(error))]
             return
-        chunk_offset = offset
-        offset += len(chunk)
         if start is not None:  # at the start of the input: a byte order mark?
             if chunk and len(start) + len(chunk) < 3:
                 start += chunk
@@ -1339,7 +1010,6 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
                 return
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
-                chunk_offset = 3
                 if not chunk:
                     continue
         if not chunk:
@@ -1349,7 +1019,6 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
             if newline < 0:
                 continue
             chunk = chunk[newline + 1:]
-            chunk_offset += newline + 1
             passing = False
         end = chunk.rfind(b"\n")
         if end < 0:
@@ -1370,7 +1039,6 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
                     max_line, _first_bytes((*pieces, chunk[:begin]), max_line + 1)))
             else:
                 pieces.append(chunk[:begin])
-                lines.base = chunk_offset - held
                 items += lines.block(b"".join(pieces))
             pieces.clear()
             held = 0
@@ -1378,13 +1046,11 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True, offs
             pieces.append(chunk[end + 1:])
             held = len(chunk) - end - 1
         if begin <= end:
-            lines.base = chunk_offset
             items += lines.block(chunk, begin, end + 1)
         yield items
     if pieces:
         data = b"".join(pieces)
         if data.strip():
-            lines.base = offset - held
             yield lines.last(data)
 
 

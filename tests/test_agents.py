@@ -11,6 +11,7 @@ from conftest import fixture, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ndagent import frame, inputs
 from ndagent.cmd_json import main as json_main
 from ndagent.cmd_result import main as result_main
 from ndagent.cmd_validate import main as validate_main
@@ -89,11 +90,10 @@ def test_a_codex_answer_is_printed_at_the_end_of_its_run(call):
 
 def test_standard_input_of_noise_is_held_only_so_long():
     """Lines that are no objects are held until the agent is told, but not without end:
-    past cli.HOLD_LINES (checked after each block read) the input is decided as at its
+    past frame.HOLD_LINES (checked after each block read) the input is decided as at its
     end (Cursor, for no object)."""
-    from ndagent import cli
 
-    noise = b"noise\n" * (cli.HOLD_LINES * 20)  # more than one block read
+    noise = b"noise\n" * (frame.HOLD_LINES * 20)  # more than one block read
     done = run("json", "-q", input=noise + CODEX.read_bytes())
     assert done.returncode == 1
     assert b"run ended without a result event" in done.stderr
@@ -291,11 +291,10 @@ def test_every_verb_on_a_real_capture(call, path):
 
 
 def _decision_from_split(data, detector):
-    """What _detect_head decides, by the plain means: split the whole head into lines."""
-    from ndagent import cli
+    """What detect_head decides, by the plain means: split the whole head into lines."""
 
-    head = data[:cli.DETECT_HEAD]
-    whole = len(data) < cli.DETECT_HEAD
+    head = data[:inputs.DETECT_HEAD]
+    whole = len(data) < inputs.DETECT_HEAD
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     lines = head.split(b"\n")
@@ -325,11 +324,10 @@ HEAD_LINES = [b'{"type":"system","subtype":"init","session_id":"s","model":"m"}'
 @given(st.lists(st.sampled_from(HEAD_LINES), max_size=8), st.booleans(), st.booleans(),
        st.integers(0, 6))
 def test_property_the_head_is_read_as_split_reads_it(lines, newline_at_end, bom, cut):
-    """_detect_head reads the pieces of a file's head one at a time, and no more of the
+    """detect_head reads the pieces of a file's head one at a time, and no more of the
     file than it holds: the decision is the one from splitting the whole head."""
     import tempfile
 
-    from ndagent import cli
     from ndagent.formats import Detector
 
     data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines)
@@ -339,20 +337,19 @@ def test_property_the_head_is_read_as_split_reads_it(lines, newline_at_end, bom,
     with tempfile.NamedTemporaryFile(suffix=".ndjson") as file:
         file.write(data)
         file.flush()
-        found = cli._detect_head(file.name, Detector(None))
+        found = inputs.detect_head(file.name, Detector(None))
     expected = _decision_from_split(data, Detector(None))
     assert found == expected
 
 
-def test_a_head_beyond_detect_head_is_not_whole(tmp_path, monkeypatch):
-    from ndagent import cli
+def test_a_head_beyonddetect_head_is_not_whole(tmp_path, monkeypatch):
     from ndagent.formats import Detector
 
-    monkeypatch.setattr(cli, "DETECT_HEAD", 64)
+    monkeypatch.setattr(inputs, "DETECT_HEAD", 64)
     path = tmp_path / "noise.ndjson"
     path.write_bytes(b"noise\n" * 20)  # 120 bytes: undecided within the head
-    assert cli._detect_head(str(path), Detector(None)) is None
+    assert inputs.detect_head(str(path), Detector(None)) is None
     assert _decision_from_split(path.read_bytes(), Detector(None)) is None
     path.write_bytes(b"noise\n" * 5)  # whole: read as Cursor, nothing decisive
-    assert cli._detect_head(str(path), Detector(None)) == _decision_from_split(
+    assert inputs.detect_head(str(path), Detector(None)) == _decision_from_split(
         path.read_bytes(), Detector(None))

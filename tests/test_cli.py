@@ -178,9 +178,11 @@ def test_main_puts_back_what_it_sets_for_the_process(call):
 
 
 def test_ctrl_c_while_orjson_loads_is_status_130():
-    """orjson crashes when interrupted while it is imported: Ctrl-C is held back."""
+    """orjson crashes when interrupted while it is imported: Ctrl-C is held back, and
+    then ends the command (as its console script starts it) with status 130."""
     program = f"""
 import builtins, os, signal, sys
+sys.argv[0] = "ndagent"
 real_import = builtins.__import__
 def interrupting_import(name, *args, **kwargs):
     if name == "uuid" and "uuid" not in sys.modules:  # orjson imports it as it loads

@@ -861,7 +861,7 @@ def test_importing_the_module_loads_little():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.formats", "ndagent.formats.claude",
-                            "ndagent.model"]
+                            "ndagent.model", "ndagent.terminal"]
 
 
 # Memory stays bounded whatever the stream.

@@ -899,7 +899,8 @@ def test_the_module_imports_only_the_model_at_first():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.split() == ["['ndagent',", "'ndagent.formats',",
-                                   "'ndagent.formats.codex',", "'ndagent.model']"]
+                                   "'ndagent.formats.codex',", "'ndagent.model',",
+                                   "'ndagent.terminal']"]
 
 
 # The markers: the lines they pass over change no event.

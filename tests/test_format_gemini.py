@@ -832,7 +832,7 @@ def test_capture(path):
 
 def test_import_is_light():
     code = ("import sys, ndagent.formats.gemini; print(sorted(m for m in "
-            "('datetime', 'orjson', 'ndagent.decoder', 'ndagent.terminal') "
+            "('datetime', 'orjson', 'ndagent.decoder') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

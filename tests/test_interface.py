@@ -138,13 +138,14 @@ def test_q_and_strict_mean_the_same_in_every_verb_and_help_says_what_q_silences(
     from importlib import import_module
 
     from ndagent import cli
+    from ndagent.options import QUIET_HELP, STRICT_HELP
 
     for verb in cli.VERBS:
         parser = import_module(f"ndagent.cmd_{verb}").build_parser()
         options = parser._option_string_actions
         assert options["-q"] is options["--quiet"]
-        assert options["-q"].help.startswith(cli.QUIET_HELP + ": no "), verb
-        assert options["--strict"].help.startswith(cli.STRICT_HELP), verb
+        assert options["-q"].help.startswith(QUIET_HELP + ": no "), verb
+        assert options["--strict"].help.startswith(STRICT_HELP), verb
         if not any(action.dest == "files" for action in parser._actions):
             continue  # run reads the agent it starts (tests/test_run.py)
         stream = WARNED["validate" if verb == "validate" else "converter"]
@@ -392,34 +393,20 @@ def test_a_damaged_compressed_input_is_a_read_error_after_what_it_held(module, w
                     rf"{label}: .+\n", done.stderr.decode()), done.stderr
 
 
-def test_a_large_compressed_file_never_takes_the_two_process_path(write, monkeypatch):
-    """The second half of a large regular file is read raw by a child (_SecondHalf),
-    when the decoder has a selection: a compressed file must be read by this process,
-    decompressed."""
-    from ndagent import decoder
-    from ndagent.formats import cursor
+def test_a_compressed_file_is_never_cut_in_parts(write, monkeypatch):
+    """Parts are read from the file's raw bytes: a compressed file must be read whole,
+    decompressed, even where every file is cut where it may be (NDAGENT_PARTS)."""
+    from ndagent import inputs
 
-    started = []
-    start = decoder._SecondHalf.of
-
-    def spy(fd, *args):
-        started.append(fd)
-        return start(fd, *args)
-
-    def items(path):
-        selection = decoder.Selection(cursor.markers(frozenset({"tools"})))
-        return [(type(item).__name__, item.line, getattr(item, "data", None))
-                for batch in decoder.batches([path], selection) for item in batch]
-
-    monkeypatch.setattr(decoder, "PARALLEL_FROM", 1)  # every regular file is large
-    monkeypatch.setattr(decoder._SecondHalf, "of", staticmethod(spy))
+    monkeypatch.setenv(inputs.ENVIRONMENT, "always")
+    cutter = inputs.Cutter(None, False, 1 << 20, None)
     data = VENDOR.read_bytes() * 3
-    plain = items(write(data))
-    assert started  # the plain file takes it
-    started.clear()
+    plain = write(data)
+    parts = cutter.parts(plain, 2)
+    assert parts is not None and len(parts) == 3
+    inputs.Cutter.close(parts)
     for module in COMPRESSORS:
-        assert items(compressed(write, data, module)) == plain
-    assert not started
+        assert cutter.parts(compressed(write, data, module), 2) is None
 
 
 def test_a_decompressor_is_imported_only_for_compressed_input(write):

@@ -303,4 +303,4 @@ def test_widening_leaves_other_files_alone(tmp_path):
     path = tmp_path / "run.ndjson"
     path.write_bytes(b"{}\n")
     with open(path, "rb") as handle:
-        decoder._widen_pipe(handle.fileno())  # no error, nothing to do
+        decoder.widen_pipe(handle.fileno())  # no error, nothing to do

@@ -1,5 +1,6 @@
-"""A large FILE read in parts (ndagent.workers.split): validate prints what one process
-prints, wherever the FILE is cut and whatever lines lie beside the cuts."""
+"""A large FILE read in parts (ndagent.inputs cuts it, ndagent.engine reads the parts):
+every verb prints what one process prints, wherever the FILE is cut and whatever lines
+lie beside the cuts."""
 
 import os
 import tempfile
@@ -13,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_prefilter import INIT, result, runs, spelt
 
-from ndagent import cli, workers
+from ndagent import engine, frame, inputs
 from ndagent.cmd_validate import ValidateCommand
 from ndagent.decoder import Part
+from ndagent.output import Output
 
 in_process = InProcess()
 
@@ -171,38 +173,38 @@ OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"
 
 
 @contextmanager
-def parts_from(size, search=workers.SPLIT_SEARCH, cores=None, every_verb=True):
+def parts_from(size, search=inputs.SPLIT_SEARCH, cores=None):
     """Every FILE of ``size`` bytes or more read in parts, a cut looked for within
-    ``search`` bytes, as if there were ``cores`` cores (for the verbs without -j), by
-    ``every_verb`` (even those that prefer the two-process scan where they can: the
-    output must be the same either way); ``parts_from.made``: the parts of each FILE
-    split."""
-    saved = cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split, workers.cores
-    assert cli.COMMANDS  # (every verb's class registered)
-    preferring = [kind for kind in cli._REGISTRY.values()
-                  if kind.prefers_scan and every_verb]
+    ``search`` bytes, as if there were ``cores`` cores (for the verbs without -j);
+    ``parts_from.made``: the parts of each FILE cut."""
+    saved = inputs.SPLIT_FROM, inputs.SPLIT_SEARCH, inputs.Cutter.parts, inputs.cores
     made = parts_from.made = []
 
-    def watched(command, name, count):
-        found = saved[2](command, name, count)
-        if len(found) > 1:
+    def watched(cutter, name, count):
+        found = saved[2](cutter, name, count)
+        if found is not None:
             made.append(found)
         return found
 
-    cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split = size, search, watched
+    inputs.SPLIT_FROM, inputs.SPLIT_SEARCH, inputs.Cutter.parts = size, search, watched
     if cores is not None:
-        workers.cores = lambda: cores
-    for kind in preferring:
-        kind.prefers_scan = False
+        inputs.cores = lambda: cores
     try:
         yield
     finally:
-        cli.SPLIT_FROM, workers.SPLIT_SEARCH, workers.split, workers.cores = saved
-        for kind in preferring:
-            kind.prefers_scan = True
+        inputs.SPLIT_FROM, inputs.SPLIT_SEARCH, inputs.Cutter.parts, inputs.cores = saved
 
 
-def prints_the_same_in_parts(path, verb, *options, search=workers.SPLIT_SEARCH, cores=3):
+def split(command, name, count):
+    """``name`` as the parts ``command`` reads it in, or as itself."""
+    found = frame._parts(command, name, count)
+    if found is None:
+        return [name]
+    inputs.Cutter.close(found)
+    return found
+
+
+def prints_the_same_in_parts(path, verb, *options, search=inputs.SPLIT_SEARCH, cores=3):
     """Whether ``verb`` with ``options`` prints (status, output, messages) in parts of
     the FILE ``path`` (at most ``cores``, a cut looked for within ``search`` bytes) what
     it prints in one process."""
@@ -258,9 +260,9 @@ def test_a_file_of_many_runs_is_read_in_parts_cut_between_runs(tmp_path):
     stream = _stream(30)
     path.write_bytes(stream)
     command = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
-                              "ndagent-validate", cli.Output())
+                              "ndagent-validate", Output())
     with parts_from(0):
-        found = workers.split(command, str(path), 3)
+        found = split(command, str(path), 3)
     assert [part.about for part in found] == ["cursor"] * 3
     assert found[0].begin == 0 and found[-1].end is None
     for before, after in zip(found, found[1:]):
@@ -274,33 +276,19 @@ def test_a_file_of_many_runs_is_read_in_parts_cut_between_runs(tmp_path):
     assert one[1] == f"{path}: 90 events, 30 runs, 0 errors, 0 warnings\n".encode()
 
 
-@pytest.mark.parametrize("method", ["spawn", "fork"])
-def test_parts_are_read_by_workers_started_either_way(method, tmp_path, monkeypatch):
-    """macOS starts worker processes by spawn (the parts are sent pickled)."""
-    monkeypatch.setattr(workers, "START_METHOD", method)
-    path = tmp_path / "runs.ndjson"
-    stream = _stream(20)
-    bad = stream.index(b"answer 15") - 40
-    path.write_bytes(stream[:bad] + b"not json\n" + stream[bad:])
-    one = in_process("validate", b"", "-j", "1", path)
-    with parts_from(0):
-        assert in_process("validate", b"", "-j", "2", path) == one
-    assert len(parts_from.made) == 1 and one[0] == 1
-
-
 def test_no_cut_is_made_where_no_run_ends(tmp_path):
     """One run, or a FILE of another format, or the output file: read whole."""
     path = tmp_path / "one.ndjson"
     path.write_bytes(_stream(1))
     command = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
-                              "ndagent-validate", cli.Output())
+                              "ndagent-validate", Output())
     with parts_from(0):
-        assert workers.split(command, str(path), 2) == [str(path)]
-        assert workers.split(command, "-", 2) == ["-"]
+        assert split(command, str(path), 2) == [str(path)]
+        assert split(command, "-", 2) == ["-"]
     claude = tmp_path / "claude.ndjson"
     claude.write_bytes(b'{"type":"system","subtype":"init","session_id":"s","tools":[]}\n' * 4)
     with parts_from(0):
-        assert workers.split(command, str(claude), 2) == [str(claude)]
+        assert split(command, str(claude), 2) == [str(claude)]
 
 
 def test_a_part_is_numbered_and_named_as_in_its_file(tmp_path):
@@ -310,7 +298,8 @@ def test_a_part_is_numbered_and_named_as_in_its_file(tmp_path):
     stream = _stream(3)
     path.write_bytes(stream)
     begin = stream.index(b'{"type":"system"', 10)
-    items = list(iter_items([Part(str(path), begin, None)]))
+    with open(path, "rb") as handle:
+        items = list(iter_items([Part(str(path), handle.fileno(), begin, None)]))
     assert [(item.source, item.line) for item in items] == [(str(path), line)
                                                            for line in range(4, 10)]
 
@@ -357,14 +346,14 @@ def test_parts_without_room_for_a_child_are_read_here(tmp_path, monkeypatch):
     one = in_process("validate", b"", "-j", "1", path)
     started = []
 
-    def no_room(command, part, others):
-        started.append(part)
+    def no_room(work, share, terminal, others, dumps):
+        started.append(share)
         return None
 
-    monkeypatch.setattr(workers, "_start_part", no_room)
+    monkeypatch.setattr(engine, "_start", no_room)
     with parts_from(0):
         assert in_process("validate", b"", "-j", "3", path) == one
-    assert len(started) == 1  # the first refused: every part is read here
+    assert started == parts_from.made[0]  # each refused in its turn, and read here
 
 
 def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_path):
@@ -377,16 +366,16 @@ def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_pa
     noise = b"ActionRequiredError: You've hit your usage limit\n" * 2000
     path = tmp_path / "noisy.ndjson"
     with open(path, "wb") as file:
-        while file.tell() < cli.SPLIT_FROM + (4 << 20):
+        while file.tell() < inputs.SPLIT_FROM + (4 << 20):
             file.write(init + noise + b"".join(rest))
-    with parts_from(cli.SPLIT_FROM):
+    with parts_from(inputs.SPLIT_FROM):
         command_ = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
-                                   "ndagent-validate", cli.Output())
-        assert len(workers.split(command_, str(path), 2)) == 2
+                                   "ndagent-validate", Output())
+        assert len(split(command_, str(path), 2)) == 2
     with open(os.devnull, "rb") as stdin:
         status, peak = peak_rss([command("validate"), "-j", "2", path], stdin)
     assert status == 1
-    assert peak < workers.PARTS_HELD + (32 << 20)
+    assert peak < engine.HELD + (32 << 20)
 
 
 @pytest.mark.parametrize("verb", [("text", "-v"), ("tools",)])
@@ -414,10 +403,8 @@ def test_a_warning_said_once_is_said_once_whatever_part_says_it(verb, tmp_path, 
     assert one[2].count(b"warning: too many tool calls open at once") == 1
 
 
-def test_verbs_that_prefer_the_scan_read_in_parts_only_what_they_would_decode_whole(tmp_path):
-    """json, text and tools: a Cursor FILE, whose lines they select, is scanned by two
-    processes instead (less costly for them); under --strict (every line decoded), and a
-    Gemini FILE (whose lines json needs nearly all), in parts.  result: in parts."""
+def test_every_converter_reads_a_file_its_format_cuts_in_parts(tmp_path):
+    """json, result, text and tools: a Cursor or Gemini FILE of many runs, in parts."""
     from test_format_gemini import init, user
     from test_format_gemini import result as gemini_result
 
@@ -426,13 +413,12 @@ def test_verbs_that_prefer_the_scan_read_in_parts_only_what_they_would_decode_wh
     gemini = tmp_path / "gemini.ndjson"
     gemini.write_bytes(b"".join(orjson.dumps(event) + b"\n"
                                 for _ in range(30) for event in (init(), user(), gemini_result())))
-    for path, verb, options, split in [(cursor, "json", (), False), (cursor, "text", (), False),
-                                       (cursor, "tools", (), False),
-                                       (cursor, "json", ("--strict",), True),
-                                       (cursor, "result", (), True), (gemini, "json", (), True)]:
-        with parts_from(0, cores=2, every_verb=False):
-            in_process(verb, b"", *options, path)
-        assert len(parts_from.made) == split, (path.name, verb, options)
+    for path in (cursor, gemini):
+        for verb, options in [("json", ()), ("text", ()), ("tools", ()), ("json", ("--strict",)),
+                              ("result", ())]:
+            with parts_from(0, cores=2):
+                in_process(verb, b"", *options, path)
+            assert len(parts_from.made) == 1, (path.name, verb, options)
 
 
 def test_validate_reads_a_claude_file_whole_as_result_index_runs_from_run_to_run(tmp_path):
@@ -468,9 +454,9 @@ def test_a_codex_file_is_cut_only_where_a_thread_begins_and_not_for_validate(tmp
     stream = b"".join(orjson.dumps(line) + b"\n" for line in lines)
     path.write_bytes(stream)
     command = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
-                              "ndagent-validate", cli.Output())
+                              "ndagent-validate", Output())
     with parts_from(0):
-        assert workers.split(command, str(path), 2) == [str(path)]
+        assert split(command, str(path), 2) == [str(path)]
         one = in_process("validate", b"", "-j", "1", path)
         assert in_process("validate", b"", "-j", "2", path) == one
     assert parts_from.made == []

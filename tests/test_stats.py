@@ -10,7 +10,7 @@ from conftest import InProcess, command, corpus_files, needs_corpus, on_a_termin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndagent import workers
+from ndagent import inputs
 from ndagent.cmd_stats import main
 
 
@@ -508,7 +508,8 @@ def test_partials_of_other_groups_do_not_merge(pool, write, call):
 
 
 @pytest.mark.parametrize("by", [None, "run"])
-def test_processes_print_what_one_process_prints(pool, by):
+def test_processes_print_what_one_process_prints(pool, by, monkeypatch):
+    monkeypatch.setenv(inputs.ENVIRONMENT, "always")
     options = ["--by", by] if by else []
     files = [*pool, *pool[:3], pool[0].parent / "missing.ndjson"]
     one = run("stats", "-j", "1", *options, *files)
@@ -518,7 +519,8 @@ def test_processes_print_what_one_process_prints(pool, by):
                                                            one.stderr)
 
 
-def test_standard_input_among_the_files_is_read_in_order(pool):
+def test_standard_input_among_the_files_is_read_in_order(pool, monkeypatch):
+    monkeypatch.setenv(inputs.ENVIRONMENT, "always")
     argv = [command("stats"), "-q", "--by", "run", *pool[:3], "-", *pool[4:]]
     outputs = [subprocess.run(argv[:1] + ["-j", jobs] + argv[1:], input=FOLDER["claude.ndjson"],
                               capture_output=True, timeout=60).stdout
@@ -527,17 +529,10 @@ def test_standard_input_among_the_files_is_read_in_order(pool):
     assert b'"source":"<stdin>","line":7,' in outputs[0]
 
 
-@pytest.mark.parametrize("method", ["spawn", "fork"])
-def test_worker_processes_started_either_way(pool, method, monkeypatch):
-    """macOS starts worker processes by spawn, Linux by fork: both give the same."""
-    monkeypatch.setattr(workers, "START_METHOD", method)
-    status, out, _ = STATS("stats", b"", "-q", "-j", "2", "--by", "file", *pool)
-    assert (status, out) == (0, stats("--by", "file", *pool))
-
-
-def test_workers_end_with_their_parent(pool):
+def test_workers_end_with_their_parent(pool, monkeypatch):
     """Killed, or ended at Ctrl-C, the command leaves no worker behind waiting for work
     for ever with its standard output open."""
+    monkeypatch.setenv(inputs.ENVIRONMENT, "always")
     import select
     import time
 

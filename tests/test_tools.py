@@ -8,8 +8,9 @@ import orjson
 import pytest
 from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
 
-from ndagent import cli
 from ndagent.cmd_tools import ToolsCommand, build_parser, main
+from ndagent.frame import read_here
+from ndagent.output import Output
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -260,8 +261,8 @@ def test_memory_holds_only_the_open_calls(write, tmp_path):
             super().call_ended(kept, end)
 
     with open(tmp_path / "out", "wb") as sink:
-        command_object = Watched(args, "ndagent-tools", cli.Output(sink.fileno()))
-        assert cli.execute(command_object, args.files) == 0
+        command_object = Watched(args, "ndagent-tools", Output(sink.fileno()))
+        assert read_here(command_object, args.files) == 0
     assert max(largest) == 2 and len(command_object.pairer) == 0
     assert (tmp_path / "out").read_bytes().count(b"\n") == 400
 

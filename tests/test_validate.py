@@ -9,8 +9,9 @@ from conftest import corpus_files, fixture, lines_of, needs_corpus, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndagent import cli
 from ndagent.cmd_validate import CHECKS, ValidateCommand, build_parser, main
+from ndagent.frame import read_here
+from ndagent.output import Output
 
 FIXTURES = ["vendor-example.ndjson", "capture-parallel.ndjson", "shapes.ndjson",
             "sample.ndjson", "partial-output.ndjson"]
@@ -437,8 +438,8 @@ def test_any_objects_get_a_verdict_never_a_crash(changes, order, strict):
     stream = b"".join(orjson.dumps(events[index]) + b"\n" for index in order)
     args = build_parser().parse_args(["--strict"] if strict else [])
     with open(os.devnull, "wb") as sink:
-        command = ValidateCommand(args, "ndagent-validate", cli.Output(sink.fileno()))
-        assert cli.execute(command, [io.BytesIO(stream)]) in (0, 1)
+        command = ValidateCommand(args, "ndagent-validate", Output(sink.fileno()))
+        assert read_here(command, [io.BytesIO(stream)]) in (0, 1)
 
 
 def test_a_tool_and_a_function_in_one_tool_call_is_ambiguous(validate):

@@ -47,6 +47,8 @@ that, an object of another agent in it.
 
 from importlib import import_module
 
+from ndagent.terminal import quote
+
 # In the order detection tries them.
 NAMES = ("cursor", "claude", "codex", "gemini")
 
@@ -134,8 +136,6 @@ class Detector:
             return self.forced, None, None
         if self.cursor_types:
             return get("cursor"), None, None
-        from ndagent.terminal import quote
-
         line, kind = self.first
         kind = f'type "{quote(kind)}"' if kind.__class__ is str else "no type"
         return None, line, f"not an agent stream: no known event (first object: {kind})"
@@ -177,3 +177,4 @@ def json_output(start):
     if text == b"{" or text == b"[":
         return True
     return text[:1] == b"[" and text[1:].lstrip()[:1] == b"{"
+

@@ -1,0 +1,296 @@
+"""What is known of an input before it is decoded, and how the inputs are shared out
+among processes (``ndagent.engine`` runs the shares): a regular FILE's agent, told from
+its head; a large FILE cut into parts where its format says nothing carries over from
+one part to the next; and a list of FILEs, each read on its own, cut into contiguous
+shares of about as many bytes each.
+
+The environment variable NDAGENT_PARTS sets the choice for tests: ``always`` cuts
+every regular FILE wherever its format allows (each cut a part of its own, whatever
+the FILE's size and the number of cores) and gives every FILE of a list a share of
+its own; ``never`` reads everything in one process; unset (or any other value), the
+sizes below and the cores decide.  The output is the same in every case.
+"""
+
+import os
+import stat
+
+import orjson
+
+from ndagent.decoder import Part, compression
+from ndagent.formats import Detector, OtherAgents, get
+
+# How much of a regular file is read ahead to tell its agent before it is decoded.
+DETECT_HEAD = 1 << 20
+# A regular FILE this large is read in parts, one per core, where its format allows.
+SPLIT_FROM = 16 << 20
+# How far past the point where a part would end its end is looked for (a line at which
+# the stream may be cut), at the most; past that, the part runs on to the next point.
+SPLIT_SEARCH = 4 << 20
+# How many lines that hold the format's SPLIT_NEEDLE are tried there, at the most (each
+# costs decoding two lines: a stream made to hold the needle everywhere costs little).
+SPLIT_TRIES = 32
+# The most parts one FILE is cut into when every place to cut is taken (NDAGENT_PARTS).
+MOST_PARTS = 64
+# Without -j, a list of FILEs is shared among processes when they add up to this many
+# bytes: below, the processes would cost more than they save.
+SHARE_FROM = 8 << 20
+# How many shares of a list of FILEs each process is given, for a balance the sizes
+# alone do not promise, and how small a share may be (-j 1000 over small files forks
+# no more processes than there is work for).
+SHARES_PER_JOB = 4
+LEAST_SHARE = 1 << 20
+
+ENVIRONMENT = "NDAGENT_PARTS"
+
+
+def forced():
+    """``always``, ``never``, or None: what NDAGENT_PARTS says."""
+    value = os.environ.get(ENVIRONMENT)
+    return value if value in ("always", "never") else None
+
+
+def cores():
+    """How many cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def size(name):
+    """The size of a FILE in bytes (0 when not a regular file, or standard input)."""
+    if name == "-" or not isinstance(name, (str, bytes, os.PathLike)):
+        return 0
+    try:
+        found = os.stat(name)
+    except OSError:
+        return 0
+    return found.st_size if stat.S_ISREG(found.st_mode) else 0
+
+
+class Cutter:
+    """Cuts FILEs into Parts for a command: ``agent`` (--agent, or None), ``checks``
+    (whether its Readers check: some formats carry findings across runs then),
+    ``max_line`` (a longer line is no place to cut), ``output`` ((device, inode) of the
+    output file, which is read whole where it is read at all)."""
+
+    def __init__(self, agent, checks, max_line, output):
+        self.agent, self.checks, self.max_line, self.output = agent, checks, max_line, output
+
+    def parts(self, name, count):
+        """``name`` as up to ``count`` Parts (the FILE opened once, its descriptor in each:
+        the caller closes it with ``close``), or None: when it is small, not a regular
+        file, the output file, or a stream its format does not cut, or when no place to
+        cut it is found."""
+        mode = forced()
+        if mode == "never" or (count < 2 and mode is None) or size(name) == 0:
+            return None
+        try:
+            fd = os.open(name, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            cuts, module = self._cuts(name, fd, count, mode == "always")
+        except OSError:
+            cuts = None
+        if not cuts:
+            os.close(fd)
+            return None
+        ends = [*cuts, None]
+        return [Part(name, fd, begin, end, module.NAME) for begin, end in zip([0, *cuts], ends)]
+
+    @staticmethod
+    def close(parts):
+        os.close(parts[0].fd)
+
+    def _cuts(self, name, fd, count, everywhere):
+        found = os.fstat(fd)
+        if (not stat.S_ISREG(found.st_mode)
+                or (found.st_size < SPLIT_FROM and not everywhere)
+                or (found.st_dev, found.st_ino) == self.output):
+            return None, None
+        decision = detect_head(name, Detector(self.agent))
+        module = None if decision is None else decision[0]
+        if module is None or module.splits_between is None:
+            return None, None
+        cuts = []
+        if everywhere:
+            while len(cuts) < MOST_PARTS - 1:
+                cut = self._cut(fd, cuts[-1] + 1 if cuts else 1, module)
+                if cut is None:
+                    break
+                cuts.append(cut)
+            return cuts, module
+        for index in range(1, count):
+            begin = max(found.st_size * index // count, cuts[-1] if cuts else 0)
+            cut = self._cut(fd, begin, module)
+            if cut is not None and (not cuts or cut > cuts[-1]):
+                cuts.append(cut)
+        return cuts, module
+
+    def _cut(self, fd, begin, module):
+        """The offset of the first line at or after ``begin`` (within SPLIT_SEARCH bytes)
+        before which ``module``'s stream may be cut, or None.  Both lines beside the cut
+        are decoded as the decoder decodes them (a line it would not take whole for an
+        object, too long or not plain JSON, is no place to cut), and neither may be
+        another agent's (the frame would pass it over)."""
+        max_line = self.max_line
+        base = max(begin - 1, 0)  # from the newline before ``begin``: a line there is whole
+        window = os.pread(fd, SPLIT_SEARCH, base)
+        others = OtherAgents(module)
+        found = window.find(module.SPLIT_NEEDLE)
+        tries = 0
+        while found >= 0 and tries < SPLIT_TRIES:
+            start = window.rfind(b"\n", 0, found) + 1
+            end = window.find(b"\n", found)
+            if end < 0:
+                return None
+            if start and end - start < max_line:
+                tries += 1
+                before = window.rfind(b"\n", 0, start - 1) + 1
+                # The line before, unless it is too long (or begins before the window:
+                # read from the file, at most once a window).
+                before = (window[before:start - 1] if before
+                          else _line_before(fd, base + start - 1, max_line))
+                if self._between(before, window[start:end], module, others):
+                    return base + start
+            found = window.find(module.SPLIT_NEEDLE, end)
+        return None
+
+    def _between(self, before, after, module, others):
+        """Whether the lines ``before`` and ``after`` decode to objects between which
+        ``module``'s stream may be cut, neither of them another agent's."""
+        try:
+            first = None if before is None or len(before) >= self.max_line \
+                else orjson.loads(before)
+            second = orjson.loads(after)
+        except orjson.JSONDecodeError:
+            return False
+        return (first.__class__ is dict and second.__class__ is dict
+                and module.splits_between(first, second, self.checks)
+                and not any(decides(value) for value in (first, second)
+                            for decides, _ in others.tests(_string(value.get("type")))))
+
+
+def _line_before(fd, newline, max_line):
+    """The line that ends at the newline at offset ``newline`` (but the first line of
+    the file, which may begin with a byte order mark), or None when it is longer than
+    SPLIT_SEARCH bytes or ``max_line``."""
+    most = min(SPLIT_SEARCH, max_line)
+    data = os.pread(fd, min(most + 1, newline), newline - min(most + 1, newline))
+    start = data.rfind(b"\n") + 1
+    return data[start:] if start else None
+
+
+def _string(value):
+    return value if value.__class__ is str else None
+
+
+def share_files(names, jobs):
+    """A list of FILEs as ``(processes, groups)``: the groups in order, each ``(here,
+    names)``: one FILE for this process (standard input, a pipe, a device), or a
+    contiguous share of regular FILEs (or FILEs that cannot be read: a share's reader
+    says so), about as many bytes each, for ``processes`` processes at a time.  ``jobs``:
+    -j, or None for one per core from SHARE_FROM bytes.  With one process, one group
+    of all the FILEs, here."""
+    mode = forced()
+    sizes = [None if _here(name) else size(name) for name in names]
+    total = sum(found for found in sizes if found is not None)
+    shared = len(names) - sizes.count(None)
+    if mode == "always":
+        processes = max(jobs or 2, 2)
+    elif mode == "never":
+        processes = 1
+    elif jobs is None:
+        processes = cores() if total >= SHARE_FROM else 1
+    else:
+        processes = min(jobs, max(1, total // LEAST_SHARE), shared)
+    if processes <= 1 or shared == 0:
+        return 1, [(True, list(names))]
+    wanted = shared if mode == "always" else max(1, min(
+        shared, processes * SHARES_PER_JOB, total // LEAST_SHARE))
+    step = total / wanted if total else 1
+    groups = []
+    last = None  # the number of the share in hand: where its bytes fall, by ``step``
+    filled = 0  # the bytes of the regular FILEs before the one in hand
+    for index, (name, found) in enumerate(zip(names, sizes)):
+        if found is None:
+            groups.append((True, [name]))
+            last = None
+            continue
+        number = index if mode == "always" else int((filled + found / 2) // step)
+        if number == last:
+            groups[-1][1].append(name)
+        else:
+            groups.append((False, [name]))
+            last = number
+        filled += found
+    return processes, groups
+
+
+def _here(name):
+    """Whether a FILE is read in this process: standard input, or not a regular file
+    (a pipe, a device, a directory is reported by its reader wherever it is)."""
+    if name == "-" or not isinstance(name, (str, bytes, os.PathLike)):
+        return True
+    try:
+        found = os.stat(name)
+    except OSError:
+        return False
+    return not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode))
+
+
+def detect_head(name, detector):
+    """The decision on a regular file's agent from its first DETECT_HEAD bytes, as
+    ``detector`` makes it (on a part of one, the agent the part carries), or None (not
+    a regular file, compressed, unreadable, or undecided within them: it is decided as
+    it is read)."""
+    if name.__class__ is Part:  # a part of a file whose agent was told from its head
+        return get(name.about), None, None
+    if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
+        return None
+    try:
+        with open(name, "rb", buffering=0) as handle:
+            found = os.fstat(handle.fileno())
+            if not stat.S_ISREG(found.st_mode):
+                return None
+            # No more than the file holds (a buffer of DETECT_HEAD costs more than
+            # reading a small file), and a byte more to see whether it has grown since.
+            limit = min(DETECT_HEAD, found.st_size + 1)
+            head = handle.read(limit)
+            whole = len(head) < limit
+    except OSError:
+        return None
+    if compression(head) is not None:
+        return None
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    # Not the last piece: a line cut by the head, or the file's last line, without a
+    # newline (after a last newline, the empty piece is taken as split takes it).
+    lines = _pieces(head, whole and head.endswith(b"\n"))
+    for number, line in enumerate(lines, 1):
+        try:
+            data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
+        except orjson.JSONDecodeError:
+            data = None
+        if data.__class__ is not dict:
+            detector.other_line(line, number)
+            continue
+        found = detector.add(data, number)
+        if found is not None:
+            return found
+    return detector.end() if whole else None
+
+
+def _pieces(data, with_last):
+    """The pieces of ``data`` between newlines, one at a time (the first lines are
+    usually enough); the last piece only ``with_last``."""
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            if with_last:
+                yield data[start:]
+            return
+        yield data[start:end]
+        start = end + 1

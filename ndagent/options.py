@@ -1,0 +1,275 @@
+"""Options: the parser every command is made with, the options all verbs share, and
+the exit statuses their --help and man pages list."""
+
+import argparse
+import os
+import sys
+
+from ndagent import __version__
+from ndagent.decoder import MAX_LINE
+from ndagent.formats import NAMES
+from ndagent.output import die_of_sigpipe, write_all, write_message
+from ndagent.terminal import escape_controls
+
+# Without -j, the FILEs of a verb that reads each on its own are shared among
+# processes when they add up to this many bytes: below, the processes would cost more
+# than they save.
+SHARE_FROM = 8 << 20
+
+# The exit statuses every command shares, (status, meaning), and a note after them: the
+# one source of the "exit status:" part of --help and of the man pages' EXIT STATUS.
+EXIT_STATUSES = (
+    ("0", "success"),
+    ("1", "the stream is bad or incomplete: no event at all, a run without a result\n"
+          "event, a failed run, a warning under --strict"),
+    ("2", "usage error, a FILE that cannot be read or that is the output file,\n"
+          "output that cannot be written, or no memory for a line (--max-line)"),
+    ("130", "interrupted (Ctrl-C)"),
+)
+EXIT_STATUS_NOTE = """\
+When the reader of standard output goes away (as in '| head -1'), the command
+stops quietly, as cat does."""
+
+
+# What the commands that print JSON say in --help about a terminal (ndagent.terminal).
+JSON_ON_A_TERMINAL = """\
+JSON output on a terminal: DEL, the C1 control characters and the characters that
+reorder or hide text (bidirectional controls, zero-width and tag characters) are
+written as \\u escapes (\\u009b, \\udb40\\udc01): the same JSON values, harmless to
+show. Through a pipe or to a file, the bytes are as orjson writes them."""
+
+
+def format_exit_status(statuses=EXIT_STATUSES, note=EXIT_STATUS_NOTE):
+    """The "exit status:" part of --help."""
+    lines = [f"  {status:<5}" + meaning.replace("\n", "\n       ")
+             for status, meaning in statuses]
+    if note:
+        lines.append("  " + note.replace("\n", "\n  "))
+    return "exit status:\n" + "\n".join(lines)
+
+
+EXIT_STATUS = format_exit_status()
+
+EXIT_OK, EXIT_BAD_STREAM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as every other message."""
+
+    # The width of a formatter made for anything but help: argparse makes one for
+    # each option added (to check its metavar), which would import shutil to ask the
+    # terminal's width each time a command starts.
+    formatter_width = 80
+
+    def _get_formatter(self):
+        return self.formatter_class(prog=self.prog, width=self.formatter_width)
+
+    def format_help(self):
+        self.formatter_width = None  # the terminal's
+        return super().format_help()
+
+    def format_usage(self):
+        self.formatter_width = None
+        return super().format_usage()
+
+    def error(self, message):
+        # The message may quote an argument: a file name can hold escape sequences.
+        self.exit(EXIT_USAGE, f"{self.prog}: {escape_controls(message)} "
+                              f"(see '{self.prog} --help')\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(_attach_optional_values(self, args), namespace)
+
+    def _print_message(self, message, file=None):
+        """Help, version and usage, written as every other output: argparse ignores
+        write errors ('--help > /dev/full' said nothing, status 0)."""
+        if not message:
+            return
+        data = message.encode("utf-8", "replace")
+        if file is not sys.stdout:
+            write_message(data)
+            return
+        try:
+            write_all(1, data)
+        except BrokenPipeError:
+            sys.exit(die_of_sigpipe())
+        except OSError as error:
+            write_message(f"{self.prog}: write error: {error.strerror or error}\n".encode())
+            sys.exit(EXIT_USAGE)
+
+
+def _attach_optional_values(parser, args):
+    """GNU's rule for an option whose value is optional (``nargs="?"``, as --color): it
+    takes a value only when attached (``--color=never``), so that a bare ``--color``
+    means its ``const`` and the word after it stays an argument (a FILE): argparse
+    alone took the FILE for the option's value."""
+    optional = {name: action for action in parser._actions
+                if action.nargs == "?" and action.option_strings
+                for name in action.option_strings}
+    if not optional:
+        return args
+    names = [name for name in parser._option_string_actions if name.startswith("--")]
+    given = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return given + args[index:]
+        name = arg
+        if arg.startswith("--") and arg not in optional and "=" not in arg:
+            found = [option for option in names if option.startswith(arg)]
+            if len(found) == 1:  # an abbreviation, as argparse allows
+                name = found[0]
+        action = optional.get(name)
+        given.append(arg if action is None else f"{name}={action.const}")
+    return given
+
+
+# --color, in every command that colours its output: a bare --color is always, as in
+# GNU grep and ls; auto colours on a terminal, unless NO_COLOR is set or TERM is dumb.
+COLOR_CHOICES = ("auto", "always", "never")
+COLOR_ENVIRONMENT = {
+    "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
+    "TERM": "when dumb, --color=auto does not colour",
+}
+
+
+def add_color_option(parser, what):
+    """``--color[=WHEN]``; ``what``: what it colours, for --help."""
+    parser.add_argument(
+        "--color", nargs="?", choices=COLOR_CHOICES, const="always", default="auto",
+        metavar="WHEN",
+        help=f"colour {what}: always (a bare --color), never, or auto (the default): when "
+             "standard output is a terminal, NO_COLOR is not set and TERM is not dumb")
+
+
+# --format: the same value name for the same output in every verb (ndjson: one JSON
+# object a line); an old name is still accepted, so that scripts keep working.
+FORMAT_ALIASES = {"json": "ndjson"}
+
+
+def add_format_option(parser, formats, default, default_help=None):
+    """``--format NAME``; ``formats``: {name: what it prints}, for --help.  ``default``
+    None: the command chooses, as ``default_help`` says."""
+    aliases = [f"{old} for {new}" for old, new in FORMAT_ALIASES.items() if new in formats]
+    parser.add_argument(
+        "--format", choices=tuple(formats), default=default,
+        type=lambda name: FORMAT_ALIASES.get(name, name),
+        help="; ".join(f"{name}: {meaning}" for name, meaning in formats.items())
+             + f" (default: {default_help or default})"
+             + (f"; the old name {', '.join(aliases)} is accepted" if aliases else ""))
+
+
+def use_color(choice, fd):
+    """Whether to colour output on ``fd``, by ``--color``."""
+    if choice != "auto":
+        return choice == "always"
+    return (os.isatty(fd) and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM") != "dumb")
+
+
+# How shells complete a FILE argument, for the completions generated by shtab (at
+# development time: ndagent never imports it).
+COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
+
+
+# What every command's --help says of the agents it reads.
+AGENTS_HELP = """\
+Agents: each FILE (and standard input) is read as the stream of the agent that its
+first JSON objects tell, by their keys and values: Cursor ('cursor-agent -p
+--output-format stream-json'), Claude Code ('claude -p --output-format stream-json
+--verbose'), Codex ('codex exec --json') or Gemini ('gemini -p --output-format
+stream-json'); objects before the first decisive one are held and handled after it.
+With none in 100 objects or in the whole input, an input whose objects all have types
+Cursor uses is Cursor's (so is one with no object); any other is reported, 'not an
+agent stream', and not read (status 1); so is an agent's json output rather than its
+stream (an array of objects, or a lone '{' or '[' line, and no decisive object): 'json
+output, not stream-json'. --agent NAME names the agent instead: an input of another
+agent is reported and not read (status 1). Once the agent is told, an object of
+another agent is a bad line, 'a codex event in a claude stream': skipped with a
+warning (an error in validate), wherever a line is decoded: every line in validate and
+under --strict, else the lines that may hold an event the command needs."""
+
+
+# -q and --strict mean the same in every verb; each verb's --help says what else.
+QUIET_HELP = "print no warnings, only errors"
+STRICT_HELP = "make every warning an error (status 1)"
+
+
+def command_parser(verb, summary, description, examples, converter=True,
+                   exit_statuses=EXIT_STATUSES,
+                   files_help="input streams, read in order as one; '-' or none: standard "
+                              "input"):
+    """The parser of ``ndagent-VERB`` with the options every command shares; ``converter``
+    adds the bad-line policy options (``--strict``, ``-q``)."""
+    parser = Parser(
+        prog=f"ndagent-{verb}",
+        description=f"{summary}.\n\n{description}\n\n{AGENTS_HELP}",
+        epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    keep_parts(parser, summary, description, examples, exit_statuses)
+    if files_help is not None:  # None: a command that reads no FILE (run)
+        files = parser.add_argument("files", nargs="*", metavar="FILE",
+                                    help=f"{files_help}; gzip, bzip2 or xz: read decompressed")
+        files.complete = COMPLETE_FILES
+    parser.add_argument(
+        "--agent", choices=("auto", *NAMES), default="auto",
+        help="the agent whose stream each FILE is: auto (the default) tells it from the "
+             "first objects of each FILE: " + ", ".join(NAMES))
+    parser.add_argument(
+        "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
+        help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "
+             "longer line is reported and passed over without being held in memory")
+    if converter:
+        parser.add_argument(
+            "--strict", action="store_true",
+            help=f"{STRICT_HELP}; stop at the first line that is not a JSON object, or "
+                 "another agent's event (by default skipped with a warning), and decode "
+                 "every line in full")
+        parser.add_argument(
+            "-q", "--quiet", action="store_true",
+            help=f"{QUIET_HELP}: no message marked 'warning:' on standard error")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _size(text):
+    """A --max-line value: a whole number of bytes, maybe with a suffix K, M or G."""
+    digits, unit = text[:-1], text[-1:].upper()
+    if unit not in _UNITS or unit == "":
+        digits, unit = text, ""
+    if not (digits.isascii() and digits.isdigit()) or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"not a size in bytes such as 4096, 512K, 64M: {text!r}")
+    return int(digits) * _UNITS[unit]
+
+
+def whole_number(text):
+    """An option's value: a whole number (stats --top, -j)."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
+    return int(text)
+
+
+def keep_parts(parser, summary, description, examples, exit_statuses):
+    """Keep the texts --help is made of on the parser, for the man pages (man/generate.py)."""
+    parser.man_short_description = summary  # argparse-manpage's NAME line
+    parser.help_parts = {"summary": summary, "description": description,
+                         "examples": examples, "exit_statuses": exit_statuses}
+
+
+def add_jobs_option(parser):
+    """``-j N``, for the verbs that read each FILE on its own (ndagent.shares)."""
+    parser.add_argument(
+        "-j", "--jobs", type=_positive, metavar="N",
+        help="read the FILEs in N processes (default: one per core when they add up to "
+             f"{SHARE_FROM >> 20} MB or more; 1: in this one); the output is the same")
+
+
+def _positive(text):
+    """A -j value: a whole number above 0."""
+    if whole_number(text) == 0:
+        raise argparse.ArgumentTypeError("0 processes: give 1 or more")
+    return int(text)

@@ -1,0 +1,140 @@
+"""Many FILEs read in shares, each in a process (ndagent.inputs plans them,
+ndagent.engine runs them): validate and stats print the same whatever the number of
+processes, in FILE order."""
+
+import os
+from pathlib import Path
+
+from conftest import InProcess
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ndagent import engine, inputs
+from ndagent.output import Progress
+
+TESTS = Path(__file__).resolve().parent
+INPUTS = sorted([*TESTS.glob("fixtures/*.ndjson"), *TESTS.glob("golden/*/*/input.ndjson")])
+in_process = InProcess()
+
+# Besides the inputs: a FILE that cannot be read, a directory, standard input.
+ODD = [str(TESTS / "no-such-file.ndjson"), str(TESTS / "golden"), "-"]
+
+VERBS = [("validate",), ("validate", "-q", "--format", "ndjson"), ("validate", "--strict"),
+         ("stats", "--by", "file"), ("stats", "--by", "run", "--format", "tsv"),
+         ("stats", "--partial")]
+
+EXAMPLES = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck),
+                    database=None)
+
+
+def with_parts(mode, verb, stdin, *arguments):
+    """What ``verb`` prints with NDAGENT_PARTS set to ``mode``."""
+    saved = os.environ.get(inputs.ENVIRONMENT)
+    os.environ[inputs.ENVIRONMENT] = mode
+    try:
+        return in_process(verb, stdin, *arguments)
+    finally:
+        if saved is None:
+            del os.environ[inputs.ENVIRONMENT]
+        else:
+            os.environ[inputs.ENVIRONMENT] = saved
+
+
+@EXAMPLES
+@given(st.lists(st.sampled_from([*map(str, INPUTS), *ODD]), min_size=2, max_size=40),
+       st.sampled_from(VERBS), st.sampled_from(["1", "3"]))
+def test_property_shares_print_what_one_process_prints(names, verb, jobs):
+    stdin = INPUTS[0].read_bytes()
+    one = with_parts("never", verb[0], stdin, *verb[1:], "-j", jobs, *names)
+    assert with_parts("always", verb[0], stdin, *verb[1:], "-j", jobs, *names) == one
+
+
+def test_validate_over_every_input_in_shares_prints_every_summary():
+    names = [str(path) for path in INPUTS]
+    one = with_parts("never", "validate", b"", *names)
+    assert with_parts("always", "validate", b"", "-j", "2", *names) == one
+    assert one[1].count(b" events, ") > len(names) // 2  # (not those refused: json output)
+
+
+def test_without_j_processes_start_from_share_from_bytes(monkeypatch):
+    """The default: one process below SHARE_FROM bytes of regular FILEs, one per core
+    from there on."""
+    names = [str(path) for path in INPUTS]
+    assert inputs.share_files(names, None)[0] == 1
+    monkeypatch.setattr(inputs, "SHARE_FROM", 1)
+    monkeypatch.setattr(inputs, "cores", lambda: 2)
+    assert inputs.share_files(names, None)[0] == 2
+
+
+def test_j_forks_no_more_processes_than_there_is_work_for(tmp_path):
+    """-j 1000 over a thousand small FILEs: as many processes as LEAST_SHARE bytes
+    of them, not a thousand."""
+    names = []
+    for index in range(1000):
+        path = tmp_path / f"{index}.ndjson"
+        path.write_bytes(b"x" * 7000)
+        names.append(str(path))
+    processes, groups = inputs.share_files(names, 1000)
+    assert processes == 7000 * 1000 // inputs.LEAST_SHARE
+    assert len(groups) <= processes * inputs.SHARES_PER_JOB
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(files=st.lists(st.tuples(st.integers(0, 5000), st.booleans()), max_size=30),
+       jobs=st.integers(1, 8))
+def test_property_shares_are_contiguous_and_about_equal(tmp_path_factory, files, jobs):
+    """The groups hold the FILEs in order, each once; a FILE read here (standard input)
+    is a group of its own; the shared groups are byte-balanced: none holds more than
+    twice its share but where one FILE alone does."""
+    folder = tmp_path_factory.mktemp("files")
+    names = []
+    for index, (size, here) in enumerate(files):
+        if here:
+            names.append("-")
+            continue
+        path = folder / f"{index}"
+        path.write_bytes(b"x" * size)
+        names.append(str(path))
+    saved = inputs.LEAST_SHARE
+    inputs.LEAST_SHARE = 1
+    try:
+        processes, groups = inputs.share_files(names, jobs)
+    finally:
+        inputs.LEAST_SHARE = saved
+    assert [name for _, group in groups for name in group] == names
+    assert processes == 1 or all(group == ["-"] for here, group in groups if here)
+    sizes = [sum(map(inputs.size, group)) for here, group in groups if not here]
+    if processes > 1 and sizes:
+        share = sum(sizes) / min(len(sizes), processes * inputs.SHARES_PER_JOB)
+        assert all(size <= 2 * share + 5000 for size in sizes)
+
+
+def test_a_share_whose_process_dies_is_told(tmp_path, monkeypatch):
+    from ndagent.cmd_validate import ValidateCommand
+
+    monkeypatch.setattr(ValidateCommand, "begin_run", lambda self, start: os._exit(9))
+    names = [str(path) for path in INPUTS[:4]]
+    status, out, err = with_parts("always", "validate", b"", "-j", "2", *names)
+    assert status == 2 and b"a worker process died" in err
+
+
+def test_shares_without_room_for_a_process_are_read_here(monkeypatch):
+    names = [str(path) for path in INPUTS[:6]]
+    one = with_parts("never", "validate", b"", *names)
+    monkeypatch.setattr(engine, "_start", lambda *arguments: None)
+    assert with_parts("always", "validate", b"", "-j", "2", *names) == one
+
+
+def test_a_progress_line_is_erased(capfd):
+    progress = Progress("ndagent-stats", 3, True)
+    progress.next = 0
+    progress.add(1, 2_000_000)
+    progress.clear()
+    progress.clear()
+    err = capfd.readouterr().err
+    assert err.startswith("\rndagent-stats: 1/3 files, ") and err.endswith(" MB/s\x1b[K\r\x1b[K")
+    hidden = Progress("ndagent-stats", 3, False)
+    hidden.next = 0
+    hidden.add(1, 10)
+    hidden.clear()
+    assert capfd.readouterr().err == ""
