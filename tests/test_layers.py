@@ -1,6 +1,7 @@
 """The shape of the code, held as invariants: imports run one way (verbs, then the
-frame, the formats, the model, the decoder, the terminal), a verb imports no other verb,
-and neither the decoder nor the frame nor a verb names an agent or a raw event type."""
+frame, the verbs' own libraries, the formats, the model, the decoder, the terminal), a
+verb imports no other verb, and neither the decoder nor the frame nor a verb nor a verb's
+library names an agent or a raw event type."""
 
 import ast
 from pathlib import Path
@@ -14,17 +15,19 @@ from ndagent.formats import NAMES, get
 PACKAGE = Path(ndagent.__file__).parent
 
 # Lower layers first: a module may import only from a lower layer (the frame's
-# modules also from each other).
+# modules also from each other).  The verbs' own libraries (stats' figures) stand
+# below the frame: they know neither a verb nor cli.
+FRAME = ("cli", "workers", "callfilter")
 LAYERS = (
     ("terminal",),
     ("decoder",),
     ("model",),
     ("formats",),
-    ("cli", "workers", "callfilter"),
+    ("figures",),
+    FRAME,
     tuple(f"cmd_{verb}" for verb in cli.VERBS),
     ("__main__",),
 )
-FRAME = LAYERS[4]
 
 # Words that are a raw event type of some agent and also the verbs' own vocabulary: a
 # verb's name ("result"), a diagnostic's severity and field ("error", "message").
@@ -95,6 +98,7 @@ def _raw_type(text):
 
 @pytest.mark.parametrize("path", sorted([PACKAGE / "decoder.py", PACKAGE / "cli.py",
                                          PACKAGE / "workers.py", PACKAGE / "callfilter.py",
+                                         PACKAGE / "figures.py",
                                          *PACKAGE.glob("cmd_*.py")]),
                          ids=lambda path: path.name)
 def test_no_agent_or_raw_event_type_named_outside_the_formats(path):
