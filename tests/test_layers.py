@@ -15,15 +15,15 @@ from ndagent.formats import NAMES, get
 PACKAGE = Path(ndagent.__file__).parent
 
 # Lower layers first: a module may import only from a lower layer (the frame's
-# modules also from each other).  The verbs' own libraries (stats' figures) stand
-# below the frame: they know neither a verb nor cli.
+# modules also from each other).  The verbs' own libraries (stats' figures, run's
+# supervision of the agent) stand below the frame: they know neither a verb nor cli.
 FRAME = ("cli", "workers", "callfilter")
 LAYERS = (
     ("terminal",),
     ("decoder",),
     ("model",),
     ("formats",),
-    ("figures",),
+    ("figures", "supervise"),
     FRAME,
     tuple(f"cmd_{verb}" for verb in cli.VERBS),
     ("__main__",),
@@ -98,7 +98,7 @@ def _raw_type(text):
 
 @pytest.mark.parametrize("path", sorted([PACKAGE / "decoder.py", PACKAGE / "cli.py",
                                          PACKAGE / "workers.py", PACKAGE / "callfilter.py",
-                                         PACKAGE / "figures.py",
+                                         PACKAGE / "figures.py", PACKAGE / "supervise.py",
                                          *PACKAGE.glob("cmd_*.py")]),
                          ids=lambda path: path.name)
 def test_no_agent_or_raw_event_type_named_outside_the_formats(path):
