@@ -5,27 +5,27 @@ from sys import getsizeof
 
 from ndagent import cli, inputs, options
 from ndagent.decoder import BadLine, Event, batches
+from ndagent.figures import (
+    COMMAND_LIMIT,
+    GROWTH,
+    MAX_BUCKET,
+    TOKENS,
+    BadPartial,
+    Figures,
+    Tally,
+    figure,
+    partial,
+    read_partial,
+)
 from ndagent.frame import Command, read_inputs
-from ndagent.model import KINDS, OUTCOMES
+from ndagent.model import OUTCOMES
 from ndagent.output import Progress
+from ndagent.terminal import escape_controls, quote, tsv_row
 
 SUMMARY = "print figures over many runs: outcomes, durations, tokens, cost, tool calls"
 
-# The histogram of durations: bucket i holds [GROWTH**i, GROWTH**(i+1)) milliseconds,
-# bucket -1 what is under 1 ms.  A figure above MOST (2**53, exact in a double) is no
-# figure, so that no sum and no bucket index can run away: at most MAX_BUCKET + 2
-# buckets.
-GROWTH = 1.02
-MOST = 1 << 53
-MAX_BUCKET = 1855
-# A failed command is counted under its first COMMAND_LIMIT characters; --top's default.
-COMMAND_LIMIT = 200
+# --top's default.
 TOP = 10
-TOKENS = ("input", "cacheRead", "cacheWrite", "output")
-RUN_OUTCOMES = ("ok", "failed", "cutoff")
-# The format of --partial: its first key and version.
-PARTIAL = "ndagent-stats-partial"
-VERSION = 1
 
 DESCRIPTION = f"""\
 Read each FILE as a stream of its own (a run cut off at the end of one FILE is counted
@@ -149,7 +149,7 @@ class StatsCommand(Command):
         super().__init__(args, prog, out)
         self.by = args.by
         self.groups = {}  # group key -> Figures, in the order first seen
-        self.tally = _Tally()  # the tool calls of the run in hand
+        self.tally = Tally()  # the tool calls of the run in hand
         self.progress = None
         form = args.format
         if form is None:
@@ -251,7 +251,7 @@ class StatsCommand(Command):
             self.tally.add(kept[0], "pending")
 
     def end_run(self, end, pending):
-        tally, self.tally = self.tally, _Tally()
+        tally, self.tally = self.tally, Tally()
         told = end.outcomes or {}  # what the run's end tells of its calls' outcomes
         for kind, _, call_id in pending:
             tally.add(kind, told.get(call_id, "pending"))
@@ -259,11 +259,11 @@ class StatsCommand(Command):
             tally.settle(told)
         start = end.start
         outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
-        duration = _figure(end.duration_ms)
+        duration = figure(end.duration_ms)
         usage = end.usage
         tokens = None if usage.__class__ is not dict else {
-            name: _figure(usage.get(name)) for name in TOKENS}
-        cost = _figure(end.cost_usd)
+            name: figure(usage.get(name)) for name in TOKENS}
+        cost = figure(end.cost_usd)
         model = end.model if end.model is not None else start.model
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally)
@@ -313,9 +313,7 @@ class StatsCommand(Command):
         self.status = options.EXIT_USAGE
 
     def _write_partial(self):
-        self.out.write_json({PARTIAL: VERSION, "by": self.by,
-                             "groups": [[key, figures.state()]
-                                        for key, figures in self._ordered_groups()]})
+        self.out.write_json(partial(self.by, self._ordered_groups()))
 
     # Output.
 
@@ -374,360 +372,19 @@ class StatsCommand(Command):
             self._write_text([_run_line(record)])
 
     def _write_row(self, values):
-        from ndagent.terminal import tsv_row
-
         self.out.write(tsv_row(values))
 
     def _write_text(self, lines):
         """Lines for people, what stream text they hold (names, models, files) spelt out;
         the commands are quoted already."""
-        from ndagent.terminal import escape_controls
-
         text = "".join(escape_controls(line) + "\n" for line in lines)
         self.out.write(text.encode("utf-8", "replace"))
-
-
-class _Tally:
-    """The tool calls of one run: (kind, status) -> n, failed command -> n, and the calls
-    whose outcome the run's end may still tell (call_id -> (kind, status, command), at
-    most MAX_UNSETTLED)."""
-
-    MAX_UNSETTLED = 4096
-    __slots__ = ("tools", "commands", "unsettled")
-
-    def __init__(self):
-        self.tools = {}
-        self.commands = {}
-        self.unsettled = {}
-
-    def add(self, kind, outcome, command=None, call_id=None):
-        if kind.__class__ is not str:
-            kind = "unknown"
-        key = (kind, outcome)
-        self.tools[key] = self.tools.get(key, 0) + 1
-        if command is not None:
-            command = _command_key(command)
-            self.commands[command] = self.commands.get(command, 0) + 1
-        if (call_id is not None and outcome != "success" and outcome != "permissionDenied"
-                and len(self.unsettled) < self.MAX_UNSETTLED):
-            self.unsettled[call_id] = (kind, outcome, command)
-
-    def settle(self, outcomes):
-        """The final outcomes of calls that ended before, {call_id: outcome}, as the run's
-        end tells them (Claude's permission_denials)."""
-        for call_id, final in outcomes.items():
-            found = self.unsettled.pop(call_id, None)
-            if found is None:
-                continue
-            kind, outcome, command = found
-            self.tools[kind, outcome] -= 1
-            key = (kind, final)
-            self.tools[key] = self.tools.get(key, 0) + 1
-            if command is not None:
-                self.commands[command] -= 1
-                if not self.commands[command]:
-                    del self.commands[command]
-
-    def report(self):
-        """{kind: {status: n}} in the order of the common kinds, then by name."""
-        return _tools_report(self.tools)
-
-
-class Figures:
-    """The figures of a group of runs, in the form that adds up exactly however the runs
-    are split: counts, sums as exact numbers (an int, or a Fraction once a float is
-    added), a histogram of durations."""
-
-    __slots__ = ("runs", "no_run", "duration_runs", "duration_total", "duration_range",
-                 "histogram", "token_runs", "tokens", "cost_runs", "cost_total", "tools",
-                 "commands")
-
-    def __init__(self):
-        self.runs = {"ok": 0, "failed": 0, "cutoff": 0}
-        self.no_run = 0
-        self.duration_runs = self.duration_total = 0
-        self.duration_range = None  # [shortest, longest], exactly
-        self.histogram = {}  # bucket -> runs
-        self.token_runs = 0
-        self.tokens = {}  # name -> sum, for the names some run reported
-        self.cost_runs = self.cost_total = 0
-        self.tools = {}  # (kind, status) -> calls
-        self.commands = {}  # failed command -> calls
-
-    def add_run(self, outcome, duration, tokens, cost, tally):
-        self.runs[outcome] += 1
-        if duration is not None:
-            self.duration_runs += 1
-            self.duration_total += _exact(duration)
-            self._widen([duration, duration])
-            bucket = _bucket(duration)
-            self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
-        if tokens is not None:
-            self.token_runs += 1
-            sums = self.tokens
-            for name, value in tokens.items():
-                if value is not None:
-                    sums[name] = sums.get(name, 0) + _exact(value)
-        if cost is not None:
-            self.cost_runs += 1
-            self.cost_total += _exact(cost)
-        _add_counts(self.tools, tally.tools)
-        _add_counts(self.commands, tally.commands)
-
-    def _widen(self, bounds):
-        found = self.duration_range
-        if found is None:
-            self.duration_range = list(bounds)
-        else:
-            found[0] = min(found[0], bounds[0])
-            found[1] = max(found[1], bounds[1])
-
-    def merge(self, other):
-        _add_counts(self.runs, other.runs)
-        self.no_run += other.no_run
-        self.duration_runs += other.duration_runs
-        self.duration_total += other.duration_total
-        if other.duration_range is not None:
-            self._widen(other.duration_range)
-        _add_counts(self.histogram, other.histogram)
-        self.token_runs += other.token_runs
-        _add_counts(self.tokens, other.tokens)
-        self.cost_runs += other.cost_runs
-        self.cost_total += other.cost_total
-        _add_counts(self.tools, other.tools)
-        _add_counts(self.commands, other.commands)
-
-    def report(self, top):
-        """The figures as printed (json), with the ``top`` failed commands (None: all)."""
-        runs = self.runs
-        durations = self.duration_runs
-        commands = sorted(self.commands.items(), key=lambda item: (-item[1], item[0]))
-        return {
-            "runs": {"total": sum(runs.values()), **runs},
-            "inputs_without_run": self.no_run,
-            "duration_ms": {
-                "runs": durations,
-                "total": _plain(self.duration_total) if durations else None,
-                "median": self._quantile(50), "p95": self._quantile(95)},
-            "tokens": {"runs": self.token_runs,
-                       **{name: _plain(self.tokens[name]) if name in self.tokens else None
-                          for name in TOKENS}},
-            "cost_usd": {"runs": self.cost_runs,
-                         "total": float(self.cost_total) if self.cost_runs else None},
-            "tool_calls": sum(self.tools.values()),
-            "tools": _tools_report(self.tools),
-            "failed_commands": [{"command": command, "count": count}
-                                for command, count in commands[:top]],
-        }
-
-    def _quantile(self, percent):
-        """The nearest-rank ``percent``th percentile of the durations, from the histogram
-        (within 1%) and between the shortest and the longest (exact for one run), in
-        whole milliseconds; None without durations."""
-        rank = -(-self.duration_runs * percent // 100)
-        if not rank:
-            return None
-        seen = 0
-        for bucket in sorted(self.histogram):
-            seen += self.histogram[bucket]
-            if seen >= rank:
-                break
-        shortest, longest = self.duration_range
-        return round(min(max(_bucket_value(bucket), shortest), longest))
-
-    def state(self):
-        """The figures as a partial holds them (JSON), in a fixed order."""
-        return {
-            "runs": self.runs, "no_run": self.no_run,
-            "duration_runs": self.duration_runs, "duration_total": str(self.duration_total),
-            "duration_range": self.duration_range, "histogram": sorted(self.histogram.items()),
-            "token_runs": self.token_runs,
-            "tokens": {name: str(self.tokens[name]) for name in TOKENS if name in self.tokens},
-            "cost_runs": self.cost_runs, "cost_total": str(self.cost_total),
-            "tools": _tools_report(self.tools),
-            "failed_commands": sorted(self.commands.items()),
-        }
-
-    @classmethod
-    def from_state(cls, data):
-        """The figures of a partial's ``state``; BadPartial when it is not one."""
-        if data.__class__ is not dict:
-            raise BadPartial("a group's figures are not an object")
-        figures = cls()
-        runs = _field(data, "runs", dict)
-        if sorted(runs) != sorted(RUN_OUTCOMES):
-            raise BadPartial('"runs" does not have ok, failed and cutoff')
-        figures.runs = {name: _counted(runs[name], "runs") for name in RUN_OUTCOMES}
-        figures.no_run = _counted(_field(data, "no_run", int), "no_run")
-        figures.duration_runs = _counted(_field(data, "duration_runs", int), "duration_runs")
-        figures.duration_total = _sum(_field(data, "duration_total", str), "duration_total")
-        bounds = data.get("duration_range")
-        if (bounds is None) != (figures.duration_runs == 0) or bounds is not None and not (
-                bounds.__class__ is list and len(bounds) == 2
-                and all(_figure(bound) is not None for bound in bounds)
-                and bounds[0] <= bounds[1]):
-            raise BadPartial('"duration_range" is not the shortest and the longest duration')
-        figures.duration_range = bounds
-        for pair in _field(data, "histogram", list):
-            if pair.__class__ is not list or len(pair) != 2 or pair[0].__class__ is not int \
-                    or not -1 <= pair[0] <= MAX_BUCKET:
-                raise BadPartial('"histogram" holds a bad bucket')
-            figures.histogram[pair[0]] = _counted(pair[1], "histogram")
-        if sum(figures.histogram.values()) != figures.duration_runs:
-            raise BadPartial('"histogram" does not hold duration_runs runs')
-        figures.token_runs = _counted(_field(data, "token_runs", int), "token_runs")
-        for name, total in _field(data, "tokens", dict).items():
-            if name not in TOKENS or total.__class__ is not str:
-                raise BadPartial('"tokens" holds a bad figure')
-            figures.tokens[name] = _sum(total, "tokens")
-        figures.cost_runs = _counted(_field(data, "cost_runs", int), "cost_runs")
-        figures.cost_total = _sum(_field(data, "cost_total", str), "cost_total")
-        for kind, outcomes in _field(data, "tools", dict).items():
-            if outcomes.__class__ is not dict or not outcomes.keys() <= set(OUTCOMES):
-                raise BadPartial('"tools" holds a bad status')
-            for outcome, count in outcomes.items():
-                figures.tools[kind, outcome] = _counted(count, "tools")
-        for pair in _field(data, "failed_commands", list):
-            if pair.__class__ is not list or len(pair) != 2 or pair[0].__class__ is not str:
-                raise BadPartial('"failed_commands" holds a bad command')
-            figures.commands[pair[0]] = _counted(pair[1], "failed_commands")
-        return figures
-
-
-class BadPartial(ValueError):
-    """A line given to --merge that is not a partial: what is wrong with it."""
-
-
-def read_partial(data):
-    """(by, [(key, Figures)]) of a partial (a decoded JSON object); BadPartial when it
-    is not one."""
-    version = data.get(PARTIAL)
-    if version is None:
-        raise BadPartial(f'no "{PARTIAL}" key')
-    if version != VERSION or version.__class__ is not int:
-        raise BadPartial(f"version {version!r}: this ndagent reads version {VERSION}")
-    by = data.get("by")
-    if by not in (None, "agent", "model", "file"):
-        raise BadPartial('"by" is not null, "agent", "model" or "file"')
-    groups = []
-    for group in _field(data, "groups", list):
-        if group.__class__ is not list or len(group) != 2 or \
-                group[0].__class__ not in (str, type(None)):
-            raise BadPartial('"groups" holds a bad group')
-        groups.append((group[0], Figures.from_state(group[1])))
-    return by, groups
-
-
-def _field(data, name, kind):
-    value = data.get(name)
-    if value.__class__ is not kind:
-        raise BadPartial(f'"{name}" is missing or not of its type')
-    return value
-
-
-def _counted(value, name):
-    if value.__class__ is not int or value < 0:
-        raise BadPartial(f'"{name}" holds a count that is not a whole number')
-    return value
-
-
-_SUM = None
-
-
-def _sum(text, name):
-    """An exact sum as a partial writes it: "12" or "3/8"."""
-    global _SUM
-    if _SUM is None:
-        import re
-
-        _SUM = re.compile(r"(0|[1-9][0-9]{0,399})(?:/([1-9][0-9]{0,399}))?")
-    match = _SUM.fullmatch(text)
-    if match is None:
-        raise BadPartial(f'"{name}" holds a sum that is not a number')
-    if match[2] is None:
-        return int(match[1])
-    from fractions import Fraction
-
-    return Fraction(int(match[1]), int(match[2]))
-
-
-def _add_counts(mine, other):
-    for key, value in other.items():
-        mine[key] = mine.get(key, 0) + value
-
-
-def _tools_report(tools):
-    """{kind: {status: n}} of (kind, status) -> n, the kinds in the order of the common
-    vocabulary and then by name, the statuses in OUTCOMES' order; no zero."""
-    kinds = {}
-    for (kind, outcome), count in tools.items():
-        if count:
-            kinds.setdefault(kind, {})[outcome] = count
-    order = {kind: index for index, kind in enumerate(KINDS)}
-    return {kind: {outcome: kinds[kind][outcome] for outcome in OUTCOMES
-                   if outcome in kinds[kind]}
-            for kind in sorted(kinds, key=lambda kind: (order.get(kind, len(order)), kind))}
 
 
 def _by_outcome(tools):
     """The calls of each status of OUTCOMES, of {kind: {status: n}}."""
     return [sum(outcomes.get(outcome, 0) for outcomes in tools.values())
             for outcome in OUTCOMES]
-
-
-def _figure(value):
-    """A figure of a run (milliseconds, tokens, dollars): a number from 0 to MOST, or
-    None (absent, or not such a number)."""
-    kind = value.__class__
-    if (kind is int or kind is float) and 0 <= value <= MOST:
-        return value
-    return None
-
-
-def _exact(value):
-    """A figure as an exact number, for sums that do not depend on the order of adding:
-    an int as it is, a float as the fraction it is."""
-    if value.__class__ is int:
-        return value
-    from fractions import Fraction
-
-    return Fraction(value)
-
-
-def _plain(total):
-    """An exact sum for JSON: an int when it is whole (and fits in 64 bits), else a float."""
-    if total.__class__ is not int:
-        if total.denominator != 1:
-            return float(total)
-        total = int(total)
-    return total if total < 1 << 63 else float(total)
-
-
-_LOG_GROWTH = None
-
-
-def _bucket(milliseconds):
-    global _LOG_GROWTH
-    if milliseconds < 1:
-        return -1
-    from math import log
-
-    if _LOG_GROWTH is None:
-        _LOG_GROWTH = log(GROWTH)
-    return min(int(log(milliseconds) / _LOG_GROWTH), MAX_BUCKET)
-
-
-def _bucket_value(bucket):
-    """The value that stands for a bucket: within (GROWTH-1)/(GROWTH+1), under 1%, of
-    every value in it."""
-    if bucket < 0:
-        return 0
-    return 2 * GROWTH ** (bucket + 1) / (1 + GROWTH)
-
-
-def _command_key(command):
-    text = command if command.__class__ is str else str(command)
-    return text if len(text) <= COMMAND_LIMIT else text[:COMMAND_LIMIT] + "..."
 
 
 def _key_name(by):
@@ -776,8 +433,6 @@ def _text_block(record):
         lines.append(f"  {kind:<12} {sum(outcomes.values())}: "
                      + ", ".join(f"{count} {outcome}" for outcome, count in outcomes.items()))
     if record["failed_commands"]:
-        from ndagent.terminal import quote
-
         lines.append("failed commands, most frequent first")
         lines.extend(f"  {item['count']:>9}  {quote(item['command'])}"
                      for item in record["failed_commands"])

@@ -1,6 +1,7 @@
 """The shape of the code, held as invariants: imports run one way (verbs, then the
-frame, the formats, the model, the decoder, the terminal), a verb imports no other verb,
-and neither the decoder nor the frame nor a verb names an agent or a raw event type."""
+frame, the verbs' own libraries, the formats, the model, the decoder, the terminal), a
+verb imports no other verb, and neither the decoder nor the frame nor a verb nor a verb's
+library names an agent or a raw event type."""
 
 import ast
 from pathlib import Path
@@ -14,15 +15,18 @@ from ndagent.formats import NAMES, get
 PACKAGE = Path(ndagent.__file__).parent
 
 # Lower layers first: a module may import only from a lower layer.  The verbs are the
-# one layer of several modules, and a verb imports no other verb.
+# one layer of several modules, and a verb imports no other verb; their own libraries
+# (stats' figures, run's supervision of the agent) know neither a verb nor the frame.
 LAYERS = (
     ("terminal",),
     ("decoder",),
     ("model",),
     ("formats",),
+    ("figures",),
     ("output",),
     ("options",),
     ("callfilter",),
+    ("supervise",),
     ("engine",),
     ("inputs",),
     ("frame",),

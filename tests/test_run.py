@@ -16,7 +16,7 @@ from conftest import command, on_a_terminal, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndagent import cmd_run
+from ndagent import cmd_run, supervise
 
 TESTS = Path(__file__).parent
 AGENT = TESTS / "fake_agents" / "agent.py"
@@ -283,12 +283,12 @@ def test_run_is_a_verb_of_ndagent_and_runs_in_process(tmp_path, call):
     agent = fake_agent(STREAMS["claude"])
     via_ndagent = subprocess.run([command(None), "run", "--show", "text", "--", *agent],
                                  capture_output=True, timeout=30)
-    handlers = [signal.getsignal(signum) for signum in (*cmd_run.PASSED_ON, signal.SIGCHLD)]
+    handlers = [signal.getsignal(signum) for signum in (*supervise.PASSED_ON, signal.SIGCHLD)]
     assert call(cmd_run.main, "--show", "text", "--", *agent) == (0, via_ndagent.stdout, "")
     assert via_ndagent.returncode == 0 and via_ndagent.stdout.startswith(b"Read file\n")
     # What it set for the process is put back (its signal handlers, the wakeup fd).
     assert [signal.getsignal(signum)
-            for signum in (*cmd_run.PASSED_ON, signal.SIGCHLD)] == handlers
+            for signum in (*supervise.PASSED_ON, signal.SIGCHLD)] == handlers
     assert signal.set_wakeup_fd(-1) == -1
 
 
@@ -312,4 +312,4 @@ def test_durations(number, unit):
     back as itself."""
     seconds = cmd_run.duration(f"{number}{unit}")
     assert seconds == number * {"": 1, "s": 1, "m": 60, "h": 3600}[unit]
-    assert cmd_run.duration(cmd_run.duration_text(seconds)) == seconds
+    assert cmd_run.duration(supervise.duration_text(seconds)) == seconds

@@ -1,0 +1,216 @@
+"""ndagent.figures alone, in process: the figures of runs are their counts and sums, the
+figures of any split of the runs merge into the figures of all of them, and a partial
+reads back as the figures it holds."""
+
+from collections import Counter
+from fractions import Fraction
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ndagent.figures import (
+    COMMAND_LIMIT,
+    MAX_BUCKET,
+    MOST,
+    RUN_OUTCOMES,
+    TOKENS,
+    BadPartial,
+    Figures,
+    Tally,
+    figure,
+    partial,
+    read_partial,
+)
+from ndagent.model import OUTCOMES
+
+# A figure a run may report (whole milliseconds or tokens, fractions of a dollar), or
+# None: not reported.
+FIGURE = st.one_of(st.none(), st.integers(0, 10**9),
+                   st.floats(0, 10**7, allow_nan=False, allow_infinity=False))
+CALL = st.tuples(st.sampled_from(["shell", "read", "edit", "mcp-tool"]),
+                 st.sampled_from(OUTCOMES), st.sampled_from([None, "npm test", "make"]))
+RUN = st.fixed_dictionaries({
+    "outcome": st.sampled_from(RUN_OUTCOMES), "duration": FIGURE, "cost": FIGURE,
+    "tokens": st.none() | st.fixed_dictionaries({name: FIGURE for name in TOKENS}),
+    "calls": st.lists(CALL, max_size=4)})
+RUNS = st.lists(RUN, max_size=12)
+
+
+def tally_of(calls):
+    tally = Tally()
+    for kind, outcome, command in calls:
+        tally.add(kind, outcome, command)
+    return tally
+
+
+def figures_of(runs, no_run=0):
+    figures = Figures()
+    for run in runs:
+        figures.add_run(run["outcome"], run["duration"], run["tokens"], run["cost"],
+                        tally_of(run["calls"]))
+    figures.no_run = no_run
+    return figures
+
+
+def exact_sum(values):
+    """The sum of the values given (None: not reported), as the report prints it."""
+    total = sum(Fraction(value) for value in values if value is not None)
+    return int(total) if total.denominator == 1 else float(total)
+
+
+def nearest_rank(values, percent):
+    ordered = sorted(values)
+    return ordered[-(-len(ordered) * percent // 100) - 1]
+
+
+@settings(deadline=None)
+@given(RUNS, st.integers(0, 3))
+def test_the_figures_are_the_counts_and_sums_of_the_runs(runs, no_run):
+    report = figures_of(runs, no_run).report(None)
+    outcomes = Counter(run["outcome"] for run in runs)
+    assert report["runs"] == {"total": len(runs), **{name: outcomes[name]
+                                                     for name in RUN_OUTCOMES}}
+    assert report["inputs_without_run"] == no_run
+    durations = [run["duration"] for run in runs if run["duration"] is not None]
+    assert report["duration_ms"]["runs"] == len(durations)
+    assert report["duration_ms"]["total"] == (exact_sum(durations) if durations else None)
+    with_tokens = [run["tokens"] for run in runs if run["tokens"] is not None]
+    assert report["tokens"]["runs"] == len(with_tokens)
+    for name in TOKENS:
+        told = [tokens[name] for tokens in with_tokens if tokens[name] is not None]
+        assert report["tokens"][name] == (exact_sum(told) if told else None)
+    costs = [run["cost"] for run in runs if run["cost"] is not None]
+    assert report["cost_usd"] == {"runs": len(costs),
+                                  "total": float(exact_sum(costs)) if costs else None}
+    calls = [call for run in runs for call in run["calls"]]
+    assert report["tool_calls"] == len(calls)
+    assert {kind: sum(outcomes.values()) for kind, outcomes in report["tools"].items()} \
+        == Counter(kind for kind, _, _ in calls)
+    assert {(kind, outcome): count for kind, outcomes in report["tools"].items()
+            for outcome, count in outcomes.items()} == Counter(
+        (kind, outcome) for kind, outcome, _ in calls)
+    failed = Counter(command for _, _, command in calls if command is not None)
+    assert {item["command"]: item["count"] for item in report["failed_commands"]} == failed
+    counts = [item["count"] for item in report["failed_commands"]]
+    assert counts == sorted(counts, reverse=True)
+
+
+@settings(deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 10**9), st.floats(0, 10**9)), min_size=1))
+def test_the_median_and_the_95th_percentile_are_within_a_percent(durations):
+    """Within 1% of the exact nearest rank, then rounded to a whole millisecond, and
+    never beyond the shortest or the longest."""
+    runs = [{"outcome": "ok", "duration": duration, "tokens": None, "cost": None,
+             "calls": []} for duration in durations]
+    found = figures_of(runs).report(None)["duration_ms"]
+    for name, percent in (("median", 50), ("p95", 95)):
+        exact = nearest_rank(durations, percent)
+        assert abs(found[name] - exact) <= exact / 100 + 0.5
+        assert round(min(durations)) <= found[name] <= round(max(durations))
+    if len(durations) == 1:
+        assert found["median"] == found["p95"] == round(durations[0])
+
+
+def test_the_histogram_keeps_its_bound_whatever_the_durations():
+    runs = [{"outcome": "ok", "duration": duration, "tokens": None, "cost": None,
+             "calls": []} for duration in (0, 0.5, 1, 10**6, MOST)]
+    buckets = [bucket for bucket, _ in figures_of(runs).state()["histogram"]]
+    assert buckets[0] == -1 and buckets[-1] <= MAX_BUCKET
+
+
+@settings(deadline=None)
+@given(RUNS, st.data())
+def test_the_figures_of_any_split_merge_into_the_figures_of_all(runs, data):
+    shards = data.draw(st.lists(st.integers(0, 3), min_size=len(runs), max_size=len(runs)))
+    merged = Figures()
+    for shard in sorted(set(shards)):
+        merged.merge(figures_of([run for run, mine in zip(runs, shards) if mine == shard]))
+    whole = figures_of(runs)
+    assert merged.state() == whole.state()
+    assert merged.report(None) == whole.report(None)
+
+
+def through_json(data):
+    return orjson.loads(orjson.dumps(data))
+
+
+@settings(deadline=None)
+@given(st.sampled_from([None, "agent", "model", "file"]),
+       st.lists(st.tuples(st.none() | st.text(max_size=5), RUNS), max_size=3))
+def test_a_partial_reads_back_as_the_figures_it_holds(by, groups):
+    figures = [(key, figures_of(runs)) for key, runs in groups]
+    read_by, read = read_partial(through_json(partial(by, figures)))
+    assert read_by == by
+    assert [(key, found.state()) for key, found in read] == \
+        [(key, found.state()) for key, found in figures]
+
+
+@settings(deadline=None)
+@given(RUNS, RUNS)
+def test_two_partials_merge_into_the_figures_of_all_their_runs(first, second):
+    [(_, merged)] = read_partial(through_json(partial(None, [(None, figures_of(first))])))[1]
+    [(_, other)] = read_partial(through_json(partial(None, [(None, figures_of(second))])))[1]
+    merged.merge(other)
+    assert merged.state() == figures_of(first + second).state()
+    # What a merge printed as a partial reads back the same.
+    [(_, again)] = read_partial(through_json(partial(None, [(None, merged)])))[1]
+    assert again.state() == merged.state()
+
+
+def test_a_call_s_outcome_is_settled_by_the_run_s_end():
+    """A failed call that the run's end says was denied is counted denied, and its
+    command is no longer a failed command; a long command is counted under its first
+    COMMAND_LIMIT characters."""
+    tally = Tally()
+    tally.add("shell", "failure", "rm -rf build", "c1")
+    tally.add("shell", "failure", "x" * (COMMAND_LIMIT + 50), "c2")
+    tally.add("read", "success", None, "c3")
+    tally.settle({"c1": "permissionDenied", "c3": "failure", "c9": "failure"})
+    assert tally.report() == {"read": {"success": 1},
+                              "shell": {"failure": 1, "permissionDenied": 1}}
+    assert tally.commands == {"x" * COMMAND_LIMIT + "...": 1}
+
+
+@pytest.mark.parametrize("value, kept", [
+    (0, True), (1500, True), (0.25, True), (MOST, True), (MOST + 1, False), (-1, False),
+    (float("nan"), False), (float("inf"), False), (True, False), ("12", False),
+    (None, False)])
+def test_a_figure_is_a_number_from_0_to_most(value, kept):
+    assert (figure(value) is not None) == kept
+
+
+def good_state():
+    runs = [{"outcome": "ok", "duration": 1500, "tokens": dict.fromkeys(TOKENS, 10),
+             "cost": 0.5, "calls": [("shell", "failure", "make")]}]
+    return through_json(figures_of(runs).state())
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda state: state.update(duration_runs=2), '"histogram" does not hold'),
+    (lambda state: state.update(no_run=-1), '"no_run" holds a count'),
+    (lambda state: state.update(cost_total="0.5"), '"cost_total" holds a sum'),
+    (lambda state: state.update(duration_range=[2000, 1500]), '"duration_range"'),
+    (lambda state: state["runs"].pop("cutoff"), '"runs" does not have'),
+    (lambda state: state["tools"]["shell"].update(done=1), '"tools" holds a bad status'),
+    (lambda state: state.update(histogram=[[MAX_BUCKET + 1, 1]]), "a bad bucket"),
+])
+def test_figures_that_do_not_hold_together_are_no_partial(damage, message):
+    state = good_state()
+    Figures.from_state(state)
+    damage(state)
+    with pytest.raises(BadPartial, match=message):
+        Figures.from_state(state)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({}, 'no "ndagent-stats-partial" key'),
+    ({"ndagent-stats-partial": 2, "by": None, "groups": []}, "version 2"),
+    ({"ndagent-stats-partial": True, "by": None, "groups": []}, "version True"),
+    ({"ndagent-stats-partial": 1, "by": "run", "groups": []}, '"by" is not null'),
+    ({"ndagent-stats-partial": 1, "by": None, "groups": [[1, {}]]}, "a bad group"),
+])
+def test_a_partial_s_frame_is_checked(data, message):
+    with pytest.raises(BadPartial, match=message):
+        read_partial(data)
