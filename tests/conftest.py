@@ -156,6 +156,24 @@ class InProcess:
         return file.read()
 
 
+def with_parts(mode, verb, stdin, *arguments, runner=None):
+    """What ``verb`` prints in-process (``InProcess``) with NDAGENT_PARTS set to
+    ``mode``: "never", one process; "always", every input cut wherever its format
+    allows and every FILE of a list a share of its own, each in a process."""
+    saved = os.environ.get("NDAGENT_PARTS")
+    os.environ["NDAGENT_PARTS"] = mode
+    try:
+        return (runner or _RUNNER)(verb, stdin, *arguments)
+    finally:
+        if saved is None:
+            del os.environ["NDAGENT_PARTS"]
+        else:
+            os.environ["NDAGENT_PARTS"] = saved
+
+
+_RUNNER = InProcess()
+
+
 def model_events(module, source, checks=False, needs=None, name=None):
     """The model events a format module's Reader makes of an input (a path, or bytes),
     fed as the frame feeds it: every line decoded, or with ``needs`` only the lines its

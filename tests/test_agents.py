@@ -1,4 +1,4 @@
-"""The frame reads each input with its own agent's format (AGENTS.md §4): detection from
+"""The frame reads each input with its own agent's format (docs/detection.md): detection from
 the first objects, --agent, the messages of an input that is not read, several agents
 in one call, and the same output from a file and from standard input."""
 
@@ -255,7 +255,7 @@ CAPTURES = sorted([*SHARED.glob("claude/*.ndjson"), *SHARED.glob("codex/*.ndjson
 @pytest.mark.skipif(not CAPTURES, reason="../shared/corpus is not beside this clone")
 @pytest.mark.parametrize("path", CAPTURES, ids=lambda path: path.name)
 def test_every_verb_on_a_real_capture(call, path):
-    """What AGENTS.md 6 decides per verb, on the Claude and Codex captures."""
+    """What docs/verbs.md decides per verb, on the Claude and Codex captures."""
     from ndagent.cmd_text import main as text_main
     from ndagent.cmd_tools import main as tools_main
 

@@ -1,5 +1,6 @@
-"""Claude Code streams through the verbs, where AGENTS.md decides more than the goldens
-show: a call still open at a result that says ok, calls the result lists as denied."""
+"""Claude Code streams through the verbs, where docs/verbs.md decides more than the
+goldens show: a call still open at a result that says ok (docs/verbs.md#validate), calls
+the result lists as denied (docs/model.md#outcomes-per-agent)."""
 
 import orjson
 from conftest import model_events, run_of, tool_event

@@ -1,6 +1,6 @@
 """The Claude Code format module, at the level of the model: what it makes of each shape
-of AGENTS.md part 1 (the goldens, fixtures written here, the real captures when they are
-beside the clone), detection, and that the markers never change what it makes."""
+of docs/formats.md#claude-code (the goldens, fixtures written here, the real captures when
+they are beside the clone), detection, and that the markers never change what it makes."""
 
 import json
 import random
@@ -97,7 +97,8 @@ def checks_of(events):
     return [(note.check, note.line) for note in of(events, Note)]
 
 
-# Lines in the shapes of AGENTS.md 1.1 and 1.2.
+# Lines in the shapes of docs/formats.md#claude-events and
+# docs/formats.md#claude-quirks-of-real-streams.
 
 def init(**fields):
     return {"type": "system", "subtype": "init", "cwd": "/home/dev/app", "session_id": SID,
@@ -183,7 +184,7 @@ def streamed(message_id, index, *pieces, parent=None):
 
 EXPECTED = {
     "api-error": {
-        # is_error is false in this input, so the run is ok by AGENTS.md 1.3.
+        # is_error is false in this input, so the run is ok by docs/formats.md#claude-runs.
         "runs": [("ok", 'API Error: 529 {"type":"error","error":{"type":"overloaded_error",'
                         '"message":"Overloaded"},"request_id":"req_011CWCJZXgjRrXYuX3i194"}')],
         "calls": [],
@@ -452,7 +453,7 @@ def test_a_failed_local_command_fails_the_run_that_reports_success(stream):
 
 
 def test_is_error_false_with_an_error_subtype_is_ok(stream):
-    """is_error decides (AGENTS.md 1.3), not the subtype."""
+    """is_error decides (docs/formats.md#claude-runs), not the subtype."""
     events = stream(init(), result(subtype="error_during_execution", result=_ABSENT))
     (end,) = of(events, RunEnd)
     assert (end.ok, end.failure, end.answer) == (True, None, None)
@@ -852,7 +853,7 @@ def test_every_note_names_a_check_of_the_table(stream):
 
 def test_the_protocol_constants():
     assert (claude.NAME, claude.LIVE_ANSWER, claude.SEPARATOR) == ("claude", False, "\n\n")
-    assert not hasattr(claude, "old_format")  # AGENTS.md describes no older shape
+    assert not hasattr(claude, "old_format")  # docs/formats.md#claude-code has no older shape
 
 
 def test_importing_the_module_loads_little():

@@ -2,8 +2,8 @@
 
 Each input is read as the frame reads it: the decoder's items, Events to
 ``Reader.event`` (and, with the markers' selection, Skipped items to
-``Reader.skipped``), then ``finish``.  The expectations come from AGENTS.md part 2 and
-the project's decisions in parts 5 and 6.
+``Reader.skipped``), then ``finish``.  The expectations come from
+docs/formats.md#codex-cli and the project's decisions in docs/model.md and docs/verbs.md.
 """
 
 import io
@@ -354,7 +354,7 @@ def test_the_old_item_shape_is_reported_once_and_begins_no_run():
     assert CHECKS_SEVERITY["old-format"] == "error"
 
 
-# Shapes of AGENTS.md, written inline.
+# Shapes of docs/formats.md#codex-cli, written inline.
 
 SUCCESS = stream(
     thread(), TURN, reasoning("item_0", "**Checking the test command**"),
@@ -410,8 +410,9 @@ API_ERROR = json.dumps({"type": "error", "error": {
 
 
 def test_a_failed_run_is_one_failure_its_error_event_no_warning():
-    """AGENTS.md 6.4: the error event that turn.failed follows is that same failure;
-    only one that no turn.failed follows is a warning."""
+    """The error event that turn.failed follows is that same failure
+    (docs/formats.md#codex-runs); only one that no turn.failed follows is a warning
+    (docs/verbs.md#validate)."""
     events = read(stream(thread(), TURN, {"type": "error", "message": API_ERROR},
                          failed(API_ERROR)))
     assert outline(events) == [("start", 1, THREAD), ("end", 4, "failed", None, API_ERROR)]
@@ -760,7 +761,7 @@ def test_a_turn_completed_without_usage_has_null_usage():
     assert end.usage is None and end.native["usage"] is None
 
 
-# The checks of AGENTS.md 6.4.
+# validate's checks (docs/verbs.md#validate).
 
 CHECKS_SEVERITY = {name: severity for name, (severity, _) in codex.CHECKS.items()}
 

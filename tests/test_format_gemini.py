@@ -1,10 +1,10 @@
-"""The Gemini CLI format module: what it makes of each shape of AGENTS.md part 3.
+"""The Gemini CLI format module: what it makes of each shape of docs/formats.md#gemini-cli.
 
 At the model level: the decoder's items of an input go to ``Reader``, and the model
 events that come out are checked (runs, answer, native object, usage, tool calls,
 text pieces, notes), as are detection (``decides``) and the prefilter (``markers``).
 The inputs are the golden ones (tests/golden/gemini) and small streams written here in
-the shapes of AGENTS.md; no real capture could be shared.
+the shapes of docs/formats.md#gemini-cli; no real capture could be shared.
 """
 
 import io
@@ -42,7 +42,7 @@ NEEDS_SETS = [frozenset(subset) for size in (1, 2, 3)
 SESSION = "3c9a7e2b-5f14-4d86-a0b3-e1f7c4d92a58"
 
 
-# Streams in the shapes of AGENTS.md.
+# Streams in the shapes of docs/formats.md#gemini-cli.
 
 def init(time="2026-05-11T08:02:14.310Z", session_id=SESSION, model="auto-gemini-3"):
     return {"type": "init", "timestamp": time, "session_id": session_id, "model": model}
@@ -95,7 +95,7 @@ GREP = "grep_search-1778486536388-4e2b9a7c1d5f0"
 SHELL = "run_shell_command-1778493953480-b07c3e91a2d46"
 READ = "read_file-1778486536400-9a8b7c6d5e4f3"
 
-# AGENTS.md 7.3: success with one tool call; the answer is the text after it.
+# Success with one tool call; the answer is the text after it (docs/formats.md#gemini-answer).
 SUCCESS = [
     init(), user(), say("Let me search."),
     use("grep_search", GREP, pattern="TODO", dir_path="src"),
@@ -105,7 +105,7 @@ SUCCESS = [
     result(),
 ]
 
-# AGENTS.md 7.3: a failed run, noise lines on stdout first.
+# A failed run, noise lines on stdout first (docs/formats.md#gemini-quirks-of-real-streams).
 FAILED = [
     b"Loaded cached credentials.",
     init("2026-05-11T09:40:02.774Z", "a81d5c3f-0e62-4b97-8c24-f3b6a9d1e705",
@@ -116,7 +116,7 @@ FAILED = [
                   "message": "[API Error: You have exhausted your daily quota on this model.]"}),
 ]
 
-# AGENTS.md 7.3: cut off with a shell call open.
+# Cut off with a shell call open (docs/formats.md#gemini-runs and docs/verbs.md#tools).
 CUT_OFF = [
     init("2026-05-11T10:05:51.020Z", "f4b2e8a1-7c39-4d50-9a16-2e5c8b0d3f71"),
     user("Fix the failing test", "2026-05-11T10:05:51.022Z"),
@@ -187,7 +187,7 @@ def notes(events):
     return [(event.check, event.line) for event in only(events, Note)]
 
 
-# The shapes of AGENTS.md.
+# The shapes of docs/formats.md#gemini-cli.
 
 def test_success_with_a_tool_the_answer_is_the_text_after_it():
     events = read(stream(*SUCCESS))
@@ -456,7 +456,7 @@ def test_the_answer_with_no_tool_call_is_all_deltas():
         "Bogotá is the capital and largest city of Colombia.")
 
 
-# validate's checks (AGENTS.md 6.4, Gemini).
+# validate's checks for Gemini (docs/verbs.md#validate).
 
 def test_checks_error_events_are_warnings_whatever_their_severity():
     events = read(stream(*INVALID), checks=True)
@@ -563,7 +563,7 @@ def test_epoch_ms(text, ms):
     assert epoch_ms(text) == ms
 
 
-# Detection (AGENTS.md 4).
+# Detection (docs/detection.md#decisive-tests).
 
 def golden_lines():
     for path in sorted(GOLDEN.glob("*/*/input.ndjson")):

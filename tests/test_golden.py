@@ -2,7 +2,9 @@
 standard output and error, and exits with the status, kept beside the case's input
 (tests/golden/invocations.py says what runs; 'make golden' makes the files, and their
 diff is reviewed like code).  The commands run in-process, as regenerate.py runs the
-installed ones: same arguments, same working directory, an empty standard input."""
+installed ones: same arguments, same working directory, an empty standard input; and
+in every execution mode: in one process, and with every input cut into parts wherever
+its format allows, each part read by a process of its own (NDAGENT_PARTS)."""
 
 import difflib
 
@@ -18,6 +20,8 @@ from golden.invocations import (
     cases,
     outputs,
 )
+
+from ndagent import inputs
 
 HINT = ("if the change is intended, run 'make golden' and review the diff of tests/golden "
         "before committing it")
@@ -47,9 +51,15 @@ def show(data):
     return data.decode("utf-8", "backslashreplace").splitlines(keepends=True)
 
 
+# NDAGENT_PARTS: one process, and every input cut where its format allows.
+MODES = ("never", "always")
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("folder", "name"), params())
-def test_golden(folder, name, in_process, monkeypatch):
+def test_golden(folder, name, mode, in_process, monkeypatch):
     monkeypatch.chdir(folder)
+    monkeypatch.setenv(inputs.ENVIRONMENT, mode)
     status, out, err = in_process(INVOCATIONS[name][0], b"", *argv(name))
     for suffix, data in outputs(out, err, status).items():
         path = folder / f"{name}.{suffix}"

@@ -5,7 +5,7 @@ processes, in FILE order."""
 import os
 from pathlib import Path
 
-from conftest import InProcess
+from conftest import with_parts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +14,6 @@ from ndagent.output import Progress
 
 TESTS = Path(__file__).resolve().parent
 INPUTS = sorted([*TESTS.glob("fixtures/*.ndjson"), *TESTS.glob("golden/*/*/input.ndjson")])
-in_process = InProcess()
 
 # Besides the inputs: a FILE that cannot be read, a directory, standard input.
 ODD = [str(TESTS / "no-such-file.ndjson"), str(TESTS / "golden"), "-"]
@@ -25,19 +24,6 @@ VERBS = [("validate",), ("validate", "-q", "--format", "ndjson"), ("validate", "
 
 EXAMPLES = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck),
                     database=None)
-
-
-def with_parts(mode, verb, stdin, *arguments):
-    """What ``verb`` prints with NDAGENT_PARTS set to ``mode``."""
-    saved = os.environ.get(inputs.ENVIRONMENT)
-    os.environ[inputs.ENVIRONMENT] = mode
-    try:
-        return in_process(verb, stdin, *arguments)
-    finally:
-        if saved is None:
-            del os.environ[inputs.ENVIRONMENT]
-        else:
-            os.environ[inputs.ENVIRONMENT] = saved
 
 
 @EXAMPLES

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess
+from conftest import InProcess, with_parts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_prefilter import INIT, result, runs, spelt
@@ -244,6 +244,81 @@ def test_property_converters_print_in_parts_what_one_process_prints(stream, core
         for verb, *options in CONVERTERS:
             assert prints_the_same_in_parts(path, verb, *options, search=search,
                                             cores=cores), (verb, *options)
+
+
+# Values for the options that take one and list no choices, by dest: any option a
+# verb's parser adds must be here (or have choices), so that the property below draws
+# it too.
+VALUES = {
+    "max_line": ["120", "4K"],
+    "jobs": ["1", "2", "3"],
+    "top": ["0", "2"],
+    "kind": ["shell", "read,edit", "mcp"],
+    "tool": ["Bash", "read_file,run_shell_command"],
+    "status": ["failure", "pending", "success,failed"],
+}
+# What the property does not draw: help and version, the FILEs it gives itself, and
+# --merge, which reads partials, not streams (tests/test_stats.py).
+NOT_DRAWN = {"help", "version", "files", "merge"}
+SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats")
+
+
+@st.composite
+def verb_options(draw, verb):
+    """A verb, and options drawn from its own parser: each option given or not, with
+    one of its choices or of VALUES."""
+    from importlib import import_module
+
+    parser = import_module(f"ndagent.cmd_{verb}").build_parser()
+    arguments = []
+    for action in parser._actions:
+        if action.dest in NOT_DRAWN or not draw(st.booleans()):
+            continue
+        name = draw(st.sampled_from(action.option_strings))
+        if action.nargs == 0:
+            arguments.append(name)
+            continue
+        values = action.choices or VALUES.get(action.dest)
+        assert values, f"{verb} {name}: add example values to VALUES"
+        value = draw(st.sampled_from(list(values)))
+        arguments.append(f"{name}={value}" if action.nargs == "?" else name)
+        if action.nargs != "?":
+            arguments.append(value)
+    return arguments
+
+
+@EXAMPLES
+@given(STREAMS, st.data())
+def test_property_every_verb_with_any_options_prints_in_parts_what_one_process_prints(
+        stream, data):
+    """Every verb, with options drawn from its parser, on a FILE given twice and on
+    standard input: in parts (every FILE cut wherever its format allows, each part in a
+    process of its own) it prints what one process prints, what it writes once per
+    output included (a header, a summary)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.ndjson"
+        path.write_bytes(stream)
+        for verb in SHARED_VERBS:
+            options = data.draw(verb_options(verb), label=verb)
+            for names in ([path], [path, "-", path]):
+                one = with_parts("never", verb, stream, *options, *names)
+                assert with_parts("always", verb, stream, *options, *names) == one, (
+                    verb, *options)
+
+
+@pytest.mark.parametrize("verb, options", [
+    ("tools", ["--format", "tsv", "--header"]), ("stats", ["--by", "run", "--format", "tsv",
+                                                         "--header"]),
+    ("stats", []), ("stats", ["--partial"]), ("stats", ["--by", "model", "--format", "text"]),
+    ("validate", []), ("validate", ["--format", "ndjson"])])
+def test_what_comes_once_per_output_comes_once_in_parts(verb, options, tmp_path):
+    """A header, the figures, a FILE's summary: written once, by the process that owns
+    standard output, however many parts the FILE is read in."""
+    path = tmp_path / "runs.ndjson"
+    path.write_bytes(_stream(12))
+    one = with_parts("never", verb, b"", *options, path)
+    parts = with_parts("always", verb, b"", *options, path)
+    assert parts == one and one[0] == 0
 
 
 def _stream(runs_count):

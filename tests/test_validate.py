@@ -58,7 +58,8 @@ def test_every_check_has_a_severity_and_a_meaning():
                for severity, meaning in CHECKS.values())
 
 
-# Done when 1: the vendor example, the shapes of FORMAT.md §2, the real captures.
+# Done when 1: the vendor example, the shapes of
+# docs/formats.md#cursor-quirks-of-real-streams, the real captures.
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_fixtures_are_valid(call, name):
@@ -345,7 +346,7 @@ def test_unknown_types_and_fields_only_under_strict(validate):
     lines[2] = edited(lines[2], message={"role": "assistant", "extra": 1,
                                          "content": [{"type": "text", "text": "I'll "}]})
     # A system event whose subtype is no string (one of another subtype than init is
-    # Claude's, by detection: AGENTS.md §4).
+    # Claude's, by detection: docs/detection.md#decisive-tests).
     reload = edited(lines[0], subtype=["reload"])
     stream = lines[:1] + [reload] + lines[1:2] + [weird] + lines[2:]
     assert validate(stream)[:2] == (0, [])

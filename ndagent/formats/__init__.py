@@ -4,8 +4,9 @@ Each module (``cursor``, ``claude``, ``codex``, ``gemini``) knows its agent's st
 nothing else, and offers:
 
 - ``NAME``: the agent's name (``--agent NAME``);
-- ``decides(data)``: whether a decoded object is decisive for this agent (AGENTS.md §4:
-  keys and values, never key order); the tests of the modules are exclusive;
+- ``decides(data)``: whether a decoded object is decisive for this agent
+  (docs/detection.md#telling-the-agent: keys and values, never key order); the tests of
+  the modules are exclusive;
 - ``may_decide(kind)``: whether ``decides`` can be true of an object whose type is the
   string ``kind`` (so that the objects of a stream are tested only by the agents whose
   test looks at their type);
@@ -41,7 +42,7 @@ nothing else, and offers:
   the agent's stream, which ndagent does not read, and the message that says so.
 
 The registry below names them; a new agent is one module and one line here.  How an
-input's agent is told (AGENTS.md §4) is ``Detector``'s; ``OtherAgents`` tells, after
+input's agent is told (docs/detection.md) is ``Detector``'s; ``OtherAgents`` tells, after
 that, an object of another agent in it.
 """
 
@@ -77,12 +78,13 @@ def get(name):
 
 
 class Detector:
-    """Tells an input's agent from its first JSON objects (AGENTS.md §4): the first
-    object decisive for an agent decides; after ``DETECT_OBJECTS`` objects, or at the
-    end of the input, with none decisive, the input is Cursor's when every object's
-    type is one Cursor uses (or there was no object), else no agent's.  ``forced``: the
-    agent of ``--agent`` (None for auto): another agent's decisive object is then an
-    error, and it is the agent of an input with none.
+    """Tells an input's agent from its first JSON objects
+    (docs/detection.md#telling-the-agent): the first object decisive for an agent
+    decides; after ``DETECT_OBJECTS`` objects, or at the end of the input, with none
+    decisive, the input is Cursor's when every object's type is one Cursor uses (or
+    there was no object), else no agent's (docs/detection.md#when-nothing-is-decisive).
+    ``forced``: the agent of ``--agent`` (None for auto): another agent's decisive
+    object is then an error, and it is the agent of an input with none.
 
     An input with no decisive object and a line that begins an agent's json output
     (``json_output``) is that json output, not stream-json, whatever ``--agent`` says
@@ -143,8 +145,9 @@ class Detector:
 
 class OtherAgents:
     """Tells the objects of an input read as ``module``'s that are decisive for another
-    agent (AGENTS.md 4: bad lines, ``a codex event in a claude stream``), at little
-    cost: for each type, only the agents that ``may_decide`` on it are tried.
+    agent (docs/detection.md#another-agents-objects-in-a-stream: bad lines, ``a codex
+    event in a claude stream``), at little cost: for each type, only the agents that
+    ``may_decide`` on it are tried.
     ``by_type`` holds, for each type seen (at most MAX_TYPES), those agents' tests,
     ``((decides, module), ...)``, so that a caller finds them with one lookup, and
     ``tests`` learns them for a type not seen yet."""

@@ -1,7 +1,7 @@
 """Claude Code's stream (``claude -p --output-format stream-json --verbose``): what it means.
 
-The one module that knows this stream (AGENTS.md part 1 in the project's specification,
-and its decisions in parts 4 to 6).  What it takes care of:
+The one module that knows this stream (docs/formats.md#claude-code; the project's
+decisions: docs/detection.md, docs/model.md and docs/verbs.md).  What it takes care of:
 
 - runs: one begins at ``system/init``, or at the first event after the previous run's
   ``result`` (``system`` lines other than ``init``, such as the ``hook_*`` ones before
@@ -29,13 +29,13 @@ from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolSta
 NAME = "claude"
 
 # The answer is known at the run's end only: before the result, no message is known to
-# be the last (AGENTS.md 6.2).
+# be the last (docs/verbs.md#result).
 LIVE_ANSWER = False
 SEPARATOR = "\n\n"
 RUN_END = "a result event"
 NOISE_LINES = False
 
-# The checks of this format that ``validate`` adds to the generic ones (AGENTS.md 6.4).
+# The checks of this format that ``validate`` adds to the generic ones (docs/verbs.md#validate).
 CHECKS = {
     "session": ("warning", "an event's session_id is not the one its run began with"),
     "init": ("warning", "a run does not begin with system/init (after any hook lines)"),
@@ -55,8 +55,8 @@ CHECKS = {
 # once: a hostile stream may start calls without end.  The oldest are dropped beyond.
 MAX_TRACKED = 4096
 
-# Claude's tools by common kind (AGENTS.md 5.1); ``mcp__SERVER__TOOL`` is mcp, and a tool
-# outside the table keeps its own name as its kind.
+# Claude's tools by common kind (docs/model.md#tool-kinds-per-agent); ``mcp__SERVER__TOOL``
+# is mcp, and a tool outside the table keeps its own name as its kind.
 _KINDS = {
     "Bash": "shell",
     "Read": "read",
@@ -104,7 +104,8 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is Claude's and no other agent's (AGENTS.md 4)."""
+    """Whether a decoded object is Claude's and no other agent's
+    (docs/detection.md#decisive-tests)."""
     kind = data.get("type")
     # The most frequent types first, with no any(): after detection, this runs on every
     # assistant line of a Cursor stream (formats.OtherAgents).
@@ -563,8 +564,8 @@ def _remember(ids, call_id):
 
 def _denied_calls(run, denials):
     """{call_id: "permissionDenied"} of the calls that ``permission_denials`` lists and
-    that ended with is_error true or are still open (AGENTS.md 5.2: the first match of
-    an error; a call that succeeded stays a success), or None."""
+    that ended with is_error true or are still open (docs/model.md#outcomes-per-agent:
+    the first match of an error; a call that succeeded stays a success), or None."""
     if denials.__class__ is not list:
         return None
     found = None
@@ -578,8 +579,8 @@ def _denied_calls(run, denials):
 
 
 def _outcome(block, kind):
-    """How a tool_result says its call ended (AGENTS.md 5.2), as far as known at the
-    result: ``result.permission_denials`` comes only at the run's end."""
+    """How a tool_result says its call ended (docs/model.md#outcomes-per-agent), as far as
+    known at the result: ``result.permission_denials`` comes only at the run's end."""
     if block.get("is_error") is not True:
         return "success"
     text = _result_text(block.get("content"))
@@ -698,7 +699,8 @@ def _result_problems(data):
 
 
 def _usage(data):
-    """The run's tokens (AGENTS.md 6.5): ``modelUsage``, every model's, when it is a
+    """The run's tokens (docs/verbs.md#stats; what they cover:
+    docs/formats.md#claude-usage-and-cost): ``modelUsage``, every model's, when it is a
     non-empty object (it matches the cost, subagents and background calls included);
     else ``usage``, the main thread's.  A figure that is not a number is None."""
     models = data.get("modelUsage")

@@ -8,7 +8,7 @@ are the assistant's messages, its reasoning and its tool calls: ``agent_message`
 ``file_change`` may arrive completed only (its start is made at its completion).  The
 answer is the last ``agent_message`` (the TypeScript SDK's ``finalResponse``) and the
 native object the SDK's ``Turn``.  The stream has no clock, no model name and no cost.
-AGENTS.md part 2 gives the sources of each rule.
+The rules follow docs/formats.md#codex-cli.
 
 Where runs begin: at ``thread.started``; at a ``turn.started`` unless the open run has
 only had its ``thread.started`` (a second one means the first turn never ended); and at
@@ -58,7 +58,7 @@ _RUN_EVENTS = ("thread.started", "turn.started", "turn.completed", "turn.failed"
 # Items that are not tool calls; every other item type is one.
 _NOT_TOOLS = frozenset({"agent_message", "reasoning", "plan", "error"})
 
-# Tools whose item.started the CLI always writes (AGENTS.md 6.4).
+# Tools whose item.started the CLI always writes (docs/verbs.md#validate).
 _STARTED = frozenset({"command_execution", "mcp_tool_call", "collab_tool_call", "todo_list"})
 
 _KINDS = {
@@ -103,10 +103,10 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is a Codex event (AGENTS.md §4): a ``thread.``, ``turn.``
-    or ``item.`` type (not an item of the old ``item_type`` shape), ``request_user_input``,
-    or an ``error`` with a string ``message`` and neither ``severity`` nor ``timestamp``
-    (Gemini's have them)."""
+    """Whether a decoded object is a Codex event (docs/detection.md#decisive-tests): a
+    ``thread.``, ``turn.`` or ``item.`` type (not an item of the old ``item_type`` shape),
+    ``request_user_input``, or an ``error`` with a string ``message`` and neither
+    ``severity`` nor ``timestamp`` (Gemini's have them)."""
     kind = data.get("type")
     if kind.__class__ is not str:
         return False
@@ -482,9 +482,9 @@ def _pick(item, keys, identity):
 
 
 def _outcome(kind, item):
-    """How a tool item ended (AGENTS.md 5.2): a command by its status and exit code, any
-    item declined as rejected, failed as error, completed (or with no status) as
-    success."""
+    """How a tool item ended (docs/model.md#outcomes-per-agent): a command by its status
+    and exit code, any item declined as rejected, failed as error, completed (or with no
+    status) as success."""
     status = item.get("status")
     if kind == "command_execution":
         if status == "completed":
@@ -511,9 +511,10 @@ def _is_raw_number(value):
 
 
 def _usage(usage):
-    """{input, cacheRead, cacheWrite, output} of a turn's ``usage`` (AGENTS.md 6.5):
-    ``input_tokens`` counts the cached ones, which are taken out; a figure that is not a
-    number is None, a cache figure that is absent 0."""
+    """{input, cacheRead, cacheWrite, output} of a turn's ``usage`` (docs/verbs.md#stats;
+    what they cover: docs/formats.md#codex-usage-and-cost): ``input_tokens`` counts the
+    cached ones, which are taken out; a figure that is not a number is None, a cache
+    figure that is absent 0."""
     if usage.__class__ is not dict:
         return None
     total = _tokens(usage.get("input_tokens"))

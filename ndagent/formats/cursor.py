@@ -4,7 +4,7 @@ stream-json``): the one module that knows it.
 Tool kinds (the key of ``tool_call`` ending in ``ToolCall``, or ``function``), tool
 outcomes, where runs begin and end, how the assistant's answer is rebuilt (the
 partial-output rule), the json format's key order, and the schema that ``validate``
-checks.  FORMAT.md in the project's specification gives the sources of each rule.
+checks.  The rules follow docs/formats.md#cursor-agent-cli.
 """
 
 from ndagent.decoder import RawNumber, Skipped
@@ -228,7 +228,8 @@ def json_format(data):
     return ordered
 
 
-# Schema (validate).  The documented fields of each kind of event (FORMAT.md §1 and §2),
+# Schema (validate).  The documented fields of each kind of event
+# (docs/formats.md#cursor-events and docs/formats.md#cursor-quirks-of-real-streams),
 # by (type, subtype):
 # (required fields, optional fields), each with the Python type of its JSON value (int:
 # a non-negative integer).  ``type``, ``subtype`` and ``session_id`` (checked by
@@ -252,7 +253,7 @@ FIELDS = {
 }
 _SUBTYPED = frozenset(kind for kind, subtype in FIELDS if subtype is not None)
 # The event types of the stream: an input with no decisive object whose objects all
-# have one of them is read as Cursor (AGENTS.md §4).
+# have one of them is read as Cursor (docs/detection.md#when-nothing-is-decisive).
 TYPES = frozenset(kind for kind, _ in FIELDS)
 # For each kind of event: (required fields, every known field → its type or None).
 _SCHEMAS = {
@@ -500,7 +501,7 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is decisive for Cursor (AGENTS.md §4)."""
+    """Whether a decoded object is decisive for Cursor (docs/detection.md#decisive-tests)."""
     kind = data.get("type")
     if kind == "system":
         return (data.get("subtype") == "init" and "tools" not in data

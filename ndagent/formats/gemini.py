@@ -1,11 +1,12 @@
 """Google Gemini CLI: ``gemini -p ... --output-format stream-json``.
 
-What the stream means (AGENTS.md part 3): a run goes from ``init`` (or the first event
-after a ``result``) to its ``result``, ok for ``status: "success"``.  Assistant text
-comes as ``message`` deltas, never twice; the answer (the json mode's ``response``) is
-the deltas after the run's last tool event.  ``tool_use`` and ``tool_result`` are paired
-by ``tool_id``; ``error`` events are non-fatal notices.  The only figures are the
-``result``'s ``stats``; every event has an ISO ``timestamp``, the only clock.
+What the stream means (docs/formats.md#gemini-cli): a run goes from ``init`` (or the
+first event after a ``result``) to its ``result``, ok for ``status: "success"``.
+Assistant text comes as ``message`` deltas, never twice; the answer (the json mode's
+``response``) is the deltas after the run's last tool event.  ``tool_use`` and
+``tool_result`` are paired by ``tool_id``; ``error`` events are non-fatal notices.  The
+only figures are the ``result``'s ``stats``; every event has an ISO ``timestamp``, the
+only clock.
 """
 
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
@@ -23,7 +24,7 @@ RUN_END = "a result event"
 # The CLI writes notices ("Loaded cached credentials.") on standard output too.
 NOISE_LINES = True
 
-# The schema checks of AGENTS.md 6.4 (Gemini); the generic ones are the frame's.
+# Gemini's schema checks (docs/verbs.md#validate); the generic ones are the frame's.
 CHECKS = {
     "init": ("warning", "a run does not begin with an init event"),
     "timestamp": ("warning", "an event has no ISO 8601 timestamp"),
@@ -34,8 +35,8 @@ CHECKS = {
     "tool-id": ("warning", "a tool_use has no tool_id: its result cannot be paired"),
 }
 
-# The tool names of the common kinds (AGENTS.md 5.1); mcp_<server>_<tool> is mcp, any
-# other tool keeps its own name as its kind.
+# The tool names of the common kinds (docs/model.md#tool-kinds-per-agent);
+# mcp_<server>_<tool> is mcp, any other tool keeps its own name as its kind.
 _KINDS = {
     "run_shell_command": "shell",
     "read_file": "read",
@@ -87,7 +88,7 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is decisive for Gemini (AGENTS.md 4)."""
+    """Whether a decoded object is decisive for Gemini (docs/detection.md#decisive-tests)."""
     kind = data.get("type")
     if kind == "message":
         return "role" in data and data.get("content").__class__ is str
@@ -147,7 +148,7 @@ def target_of(kind, name, args):
 
 
 def outcome_of(data):
-    """How a ``tool_result`` says its call ended (AGENTS.md 5.2)."""
+    """How a ``tool_result`` says its call ended (docs/model.md#outcomes-per-agent)."""
     status = data.get("status")
     if status == "success":
         return "success"
@@ -180,9 +181,9 @@ def _number(value):
 
 
 def usage_of(stats):
-    """``{input, cacheRead, cacheWrite, output}`` from a result's ``stats`` (AGENTS.md
-    6.5): ``input`` is the uncached part, ``input_tokens`` minus ``cached`` when the
-    stats lack it; Gemini reports no cache writes."""
+    """``{input, cacheRead, cacheWrite, output}`` from a result's ``stats``
+    (docs/verbs.md#stats): ``input`` is the uncached part, ``input_tokens`` minus
+    ``cached`` when the stats lack it; Gemini reports no cache writes."""
     if stats.__class__ is not dict:
         return None
     cached = _number(stats.get("cached"))
@@ -384,7 +385,7 @@ class Reader:
         name = data.get("tool_name")
         name = name if name.__class__ is str else None
         if call_id.__class__ is not str:
-            # It stays open until its run ends (AGENTS.md 6.3: pending, with a warning).
+            # It stays open until its run ends (docs/verbs.md#tools: pending, with a warning).
             call_id = None
             tool = f'"{_quote(name)}"' if name is not None else "a tool"
             out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
