@@ -8,6 +8,7 @@ holds the common events they become (runs, text, tool calls).
 """
 
 import os
+import signal
 import sys
 
 __version__ = "0.1.0"
@@ -52,8 +53,6 @@ def _exit_quietly_at_ctrl_c():
     only when Ctrl-C has Python's usual handler (not when the process was started with
     SIGINT ignored, as background jobs are).  In-process calls of ``main`` still get
     status 130 from ``run_command``, which catches KeyboardInterrupt."""
-    import signal
-
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _exit_interrupted)
 

@@ -8,6 +8,8 @@ own tool name (``Bash``, ``run_shell_command``, a tool outside the vocabulary) i
 matched with ``-t``.
 """
 
+from argparse import ArgumentTypeError
+
 from ndagent.model import KINDS, OUTCOME_SUFFIXES, OUTCOMES
 
 # What each outcome means, for --help and the man page.
@@ -31,8 +33,6 @@ STATUS_WORDS = {
 def _words(vocabulary, what, hint=""):
     """The type of a -k or -s value: comma-separated words of ``vocabulary`` ({word:
     name}), in any case; the names."""
-    from argparse import ArgumentTypeError
-
     by_case = {word.lower(): name for word, name in vocabulary.items()}
 
     def parse(text):
@@ -43,7 +43,7 @@ def _words(vocabulary, what, hint=""):
         for word in words:
             name = by_case.get(word.lower())
             if name is None:
-                from difflib import get_close_matches
+                from difflib import get_close_matches  # lazy: for this message alone
 
                 lower = word.lower()
                 near = dict.fromkeys(by_case[known] for known in (
@@ -60,8 +60,6 @@ def _words(vocabulary, what, hint=""):
 
 def _tool_names(text):
     """A -t value: comma-separated tool names, compared without regard to case."""
-    from argparse import ArgumentTypeError
-
     names = [name.lower() for name in text.split(",") if name]
     if not names:
         raise ArgumentTypeError(f"no tool name in {text!r}")

@@ -3,10 +3,10 @@
 from sys import getsizeof
 
 from ndagent import cli, inputs, options
-from ndagent.decoder import source_name
 from ndagent.formats import NAMES, get
 from ndagent.frame import Command
 from ndagent.model import MAX_OPEN_CALLS, Answer
+from ndagent.sources import source_name
 from ndagent.terminal import QUOTE_LIMIT, escape_controls, quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
@@ -145,7 +145,7 @@ class ValidateCommand(Command):
         self.color = not self.as_json and options.use_color(args.color, out.fd)
         self.answer = Answer()
         self._new_input()
-        # The counts of the part of a FILE read (a decoder.Part): events, runs, errors,
+        # The counts of the part of a FILE read (a sources.Part): events, runs, errors,
         # warnings, and whether it was read whole.
         self.counts = None
 

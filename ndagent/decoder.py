@@ -36,8 +36,9 @@ Example::
 """
 
 import os
+import re
 import signal
-from itertools import repeat
+import sys
 
 # orjson crashes the process when it is interrupted while it sets itself up (it
 # imports more modules then): Ctrl-C is held back for that moment, and comes just
@@ -48,26 +49,23 @@ try:
 finally:
     signal.pthread_sigmask(signal.SIG_SETMASK, _BLOCKED)
 
+from ndagent.selection import LateSelection  # noqa: E402
+from ndagent.sources import CHUNK_SIZE, Part, lines_before, open_input, source_name  # noqa: E402
+from ndagent.terminal import quote  # noqa: E402 - orjson first, Ctrl-C held back
+
 __all__ = [
     "BadLine",
     "Event",
-    "LateSelection",
     "MAX_LINE",
-    "Part",
     "RawNumber",
-    "Selection",
     "Skipped",
     "Unreadable",
     "batches",
     "decode_line",
     "encode_line",
     "iter_items",
-    "source_name",
-    "STDIN",
 ]
 
-STDIN = "<stdin>"
-CHUNK_SIZE = 1 << 18
 # The longest line kept (bytes): a longer one is reported once and passed over, so that
 # an input with no newline (/dev/zero) cannot take all memory.
 MAX_LINE = 64 << 20
@@ -121,8 +119,6 @@ class BadLine:
         a user sees what the line was without opening the file."""
         if not self.start:
             return self.reason
-        from ndagent.terminal import quote
-
         return f'{self.reason}: "{quote(self.start.decode("utf-8", "replace"))}"'
 
     def __repr__(self):
@@ -212,7 +208,7 @@ def _encode_slowly(value):
     """The stdlib json in orjson's place, with more room than decoding had (so that
     whatever was decoded can be encoded from deeper in the stack).  RawNumbers go in as
     unguessable placeholder strings that are then replaced by their text."""
-    import json
+    import json  # lazy: the slow path of values orjson cannot write
 
     texts = []
     token = os.urandom(8).hex()
@@ -238,8 +234,6 @@ _ORJSON_DEPTH = 1024
 
 def _with_room(frames, function, *args, **kwargs):
     """``function(*args, **kwargs)`` with ``frames`` more frames of recursion allowed."""
-    import sys
-
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + frames)
     try:
@@ -312,7 +306,7 @@ def _decode_tolerantly(line, reason):
         return _Reason("not JSON: a byte order mark inside the input")
     if _tolerated().search(line) is None:
         return _Reason("not JSON: " + reason)
-    import json
+    import json  # lazy: only a line orjson refuses comes here
 
     try:
         value = _with_room(_ORJSON_DEPTH, json.loads, text, parse_constant=_reject_constant,
@@ -329,8 +323,6 @@ def _tolerated():
     of 19 digits, an exponent of three digits."""
     global _TOLERATED
     if _TOLERATED is None:
-        import re
-
         _TOLERATED = re.compile(rb"\\u[dD][89a-fA-F]|[0-9]{19}|[eE][+-]?[0-9]{3}")
     return _TOLERATED
 
@@ -390,8 +382,6 @@ def _replace_surrogates(value):
 def _without_surrogates(text):
     if not _has_surrogate(text):
         return text
-    import re
-
     return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
@@ -401,147 +391,6 @@ def _has_surrogate(text):
     except UnicodeEncodeError:
         return True
     return False
-
-
-class LateSelection:
-    """A selection known only once the first lines are read (the agent of a standard
-    input is told from them): every line is decoded until ``selection`` is set, and the
-    blocks read after that are selected by it."""
-
-    __slots__ = ("selection",)
-
-    def __init__(self):
-        self.selection = None
-
-
-class Selection:
-    """Which lines a reader needs decoded: those that may hold an object in which, for
-    one of the ``markers``, every (key, value) pair holds.  A marker is a tuple of
-    (key, value) pairs of plain ASCII names: ``(("type", "call"), ("subtype",
-    "ended"))``.  The format gives the markers; this module knows no event.
-
-    The test on the bytes is sound whatever the key order, duplicate keys or escapes
-    of a line: a line is passed over only when it looks like an object (starts with
-    ``{``, ends with ``}``), holds no ``"KEY":"VALUE"`` of a marker's first pair
-    anywhere (space allowed around the colon) or not the quoted ``"VALUE"`` of each of
-    its other pairs, and no ``\\u00XX`` escape of a printable ASCII character, the only
-    other way to spell a key or value.  No decoding of such a line can give an object
-    with a marker's pairs, however its keys repeat (the last counts)."""
-
-    def __init__(self, markers):
-        import re
-
-        # first key -> {first value -> [the marker's other pairs, ...]}
-        self.decoded = {}
-        for marker in markers:
-            marker = tuple(marker)
-            for pair in marker:
-                if not all(_is_plain(name) for name in pair):
-                    raise ValueError(f"a marker is made of plain names: {pair!r}")
-            (key, value), rest = marker[0], marker[1:]
-            self.decoded.setdefault(key, {}).setdefault(value, []).append(rest)
-        # (pattern, {value (bytes): None when the value alone is enough, else the other
-        # pairs' values, quoted, per marker}, whether every value alone is enough).  A
-        # line holds a pair only if it holds the pair's value, quoted: that is how the
-        # other pairs are told.
-        self.patterns = []
-        for key, values in self.decoded.items():
-            needles = {value.encode(): None if () in rests else tuple(
-                           tuple(b'"%s"' % other.encode() for _, other in rest)
-                           for rest in rests)
-                       for value, rests in values.items()}
-            self.patterns.append((re.compile(_pair_pattern(re, key, sorted(needles))),
-                                  needles, all(rests is None for rests in needles.values())))
-        # (key, values) when every marker is one pair of that key: the usual case.
-        self.quick = None
-        if len(self.patterns) == 1 and self.patterns[0][2]:
-            (key, values), = self.decoded.items()
-            self.quick = key, frozenset(values)
-
-    def wants(self, data):
-        """Whether a decoded object has every pair of one of the markers."""
-        quick = self.quick
-        if quick is not None:
-            value = data.get(quick[0])
-            return value.__class__ is str and value in quick[1]
-        for key, values in self.decoded.items():
-            value = data.get(key)
-            if value.__class__ is str:
-                rests = values.get(value)
-                if rests is not None:
-                    for rest in rests:
-                        if all(data.get(name) == wanted for name, wanted in rest):
-                            return True
-        return False
-
-    def newlines(self, text, begin, end):
-        """The offsets of the newlines before the lines to decode among the whole lines of
-        ``text[begin:end]`` (``begin`` is 0 or follows a newline; ``begin - 1`` for the
-        first line), in order."""
-        found = set()
-        rfind, find = text.rfind, text.find
-        floor = max(begin - 1, 0)  # rfind from here finds the newline before the first line
-        for pattern, values, alone in self.patterns:
-            if alone:  # the usual case, made quick (in C): every match selects its line
-                found.update(map(rfind, repeat(b"\n"), repeat(floor),
-                                 map(_MATCH_START, pattern.finditer(text, begin, end))))
-                continue
-            for match in pattern.finditer(text, begin, end):
-                newline = rfind(b"\n", floor, match.start())
-                rests = values[match.group(1)]
-                if rests is None:
-                    found.add(newline)
-                elif newline not in found:
-                    line_end = find(b"\n", newline + 1)
-                    for needles in rests:
-                        if all(find(needle, newline + 1, line_end) >= 0
-                               for needle in needles):
-                            found.add(newline)
-                            break
-        first = _ESCAPE.search(text, begin, end)  # rare: one search costs less than finditer
-        if first is not None:
-            found.update(map(rfind, repeat(b"\n"), repeat(floor),
-                             map(_MATCH_START, _ESCAPE.finditer(text, first.start(), end))))
-        if text[begin:begin + 1] != b"{":
-            found.add(begin - 1)
-        last = end - 1
-        for match in _SHAPE.finditer(text, begin, end):
-            newline = match.start()
-            if newline == begin or not _ends_object(text, newline):
-                found.add(rfind(b"\n", floor, newline))
-            if newline < last and text[newline + 1] != 123:  # "{"
-                found.add(newline)
-        return sorted(found)
-
-
-def _is_plain(name):
-    return name.__class__ is str and name != "" and all(
-        char.isascii() and (char.isalnum() or char in "_.-") for char in name)
-
-
-def _pair_pattern(re, key, values):
-    """``"KEY" : "VALUE"`` for any of the values (group 1), JSON space around the colon."""
-    return (b'"' + re.escape(key.encode()) + rb'"[ \t\r]*:[ \t\r]*"('
-            + b"|".join(re.escape(value) for value in values) + rb')"')
-
-
-def _compile_shared():
-    import re
-
-    escape = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
-    # A newline next to a line that does not look like an object: the line after does
-    # not start with "{", or (told by the caller) the line before does not end with "}".
-    shape = re.compile(rb"\n(?:(?!\{)|(?<!\}\n)(?<!\}\r\n))")
-    return escape, shape, re.Match.start
-
-
-_ESCAPE = _SHAPE = _MATCH_START = None
-
-
-def _ends_object(text, newline):
-    """Whether the line that ends at ``newline`` ends with ``}`` (or ``}\r``)."""
-    before = text[newline - 1]
-    return before == 125 or (before == 13 and text[newline - 2] == 125)  # "}", "\r"
 
 
 # How many places a line that does not decode is tried from, looking for an object
@@ -556,8 +405,6 @@ def _recover(line, loads):
     none decodes within a few tries.  A ``{`` after ``:``, ``,`` or ``[`` is passed
     over: there it may begin an object nested in the line cut short (whose last
     object, cut just after it, decodes), which is no event of its own."""
-    import re
-
     places = [match.start() for match in re.finditer(rb'\{[ \t\r]*"', line)
               if match.start() and line[:match.start()].rstrip(b" \t\r")[-1:] not in b":,["]
     typed = {place for place in places
@@ -584,11 +431,8 @@ class _Lines:
         self.number = 0
 
     def _choose(self, selection):
-        global _ESCAPE, _SHAPE, _MATCH_START
         self.wants = None if selection is None else selection.wants
         self.selection = None if self.every_line else selection
-        if self.selection is not None and _SHAPE is None:
-            _ESCAPE, _SHAPE, _MATCH_START = _compile_shared()
 
     def block(self, data, begin=0, end=None):
         """Items of ``data[begin:end]``, whole lines each ending in a newline (offsets,
@@ -734,182 +578,6 @@ def _bytes(size):
     return f"{size} bytes"
 
 
-class Part:
-    """A part of a regular file, read as an input of its own: the lines from the byte
-    ``begin`` (the start of a line) to ``end`` (just after a newline; None: to the end
-    of the file) of the open file ``fd`` (read by offset: the file is opened once, by
-    whoever cut it, so that a file replaced meanwhile is not read in pieces of two),
-    numbered as in the whole file and named by its ``path``, so that what is said of
-    them is what reading the whole file says.  ``about``: what the caller knows of the
-    part, carried along (this module does not look at it)."""
-
-    __slots__ = ("path", "fd", "begin", "end", "about")
-
-    def __init__(self, path, fd, begin, end=None, about=None):
-        self.path, self.fd, self.begin, self.end, self.about = path, fd, begin, end, about
-
-    def __repr__(self):
-        return f"Part({self.path!r}, {self.begin}, {self.end})"
-
-
-def _lines_before(fd, offset):
-    """How many newlines the file ``fd`` holds before ``offset``."""
-    count, position = 0, 0
-    while position < offset:
-        data = os.pread(fd, min(CHUNK_SIZE << 2, offset - position), position)
-        if not data:
-            break
-        count += data.count(b"\n")
-        position += len(data)
-    return count
-
-
-def source_name(name):
-    """How messages name an input: its path, ``<stdin>``, or a file object's name."""
-    if name == "-":
-        return STDIN
-    if name.__class__ is Part:
-        name = name.path
-    if isinstance(name, (str, bytes, os.PathLike)):
-        return os.fsdecode(name)
-    return str(getattr(name, "name", None) or "<stream>")
-
-
-def _open(name):
-    """A reader for one input: ``(read function, the file opened, to close, or None)``.
-
-    A path or standard input compressed with gzip, bzip2 or xz is read decompressed
-    (``_telling``).  A regular file is told by its head before anything is read: a
-    compressed one is handed back with no file (closed at its end).  A Part is read
-    from its file's descriptor, which its reader opened and closes."""
-    if name == "-":
-        return _telling(_reader(0)), None
-    if name.__class__ is Part:
-        end = _NO_END if name.end is None else name.end
-        return _Range(name.fd, name.begin, end).read, None
-    if isinstance(name, (str, bytes, os.PathLike)):
-        handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
-        fd = handle.fileno()
-        try:
-            head = os.pread(fd, _MAGIC_SIZE, 0)
-        except OSError:  # not a regular file: told as it is read
-            return _telling(_reader(fd)), handle
-        if compression(head) is None:
-            return _reader(fd), handle
-        return _telling(_reader(fd), handle.close), None
-    return getattr(name, "read1", None) or name.read, None
-
-
-# The compressed formats read transparently: (magic bytes, standard module, name).
-_COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bz2", "bzip2"),
-               (b"\xfd7zXZ\x00", "lzma", "xz"))
-_MAGIC_SIZE = max(len(magic) for magic, _, _ in _COMPRESSED)
-
-
-def compression(head):
-    """(module, name) of the compressed format that ``head`` begins, or None."""
-    for magic, module, label in _COMPRESSED:
-        if head.startswith(magic):
-            return module, label
-    return None
-
-
-def _telling(read, close=None):
-    """``read`` for an input that may be compressed: its first call tells by the first
-    bytes, reading more only while they may still begin a magic (a live pipe's first
-    line is not held back); a compressed input is then decompressed (its module
-    imported only then), and ``close`` called at its end; any other is read as it is."""
-
-    def first_call(size):
-        nonlocal current
-        first = read(size)
-        while first and any(len(first) < len(magic) and magic.startswith(first)
-                            for magic, _, _ in _COMPRESSED):
-            more = read(size)
-            if not more:
-                break
-            first += more
-        found = compression(first)
-        if found is None:
-            current = read
-            return first
-        current = _decompressing(*found, _Held(first, read), close)
-        return current(size)
-
-    current = first_call
-    return lambda size: current(size)
-
-
-def _decompressing(module, label, source, close):
-    """The read function of ``source`` decompressed by the standard ``module``: damaged
-    data is an OSError (a message, as any read error), and ``close`` is called at the
-    end or at the error."""
-    from importlib import import_module
-
-    stream = import_module(module).open(source)
-    errors = (EOFError, OSError)  # cut short; not the format, or damaged (bz2, gzip)
-    if module == "gzip":
-        import zlib
-
-        errors += (zlib.error,)
-    elif module == "lzma":
-        import lzma
-
-        errors += (lzma.LZMAError,)
-
-    def read(size):
-        try:
-            data = stream.read1(size)
-        except errors as error:
-            done()
-            raise OSError(f"{label}: {getattr(error, 'strerror', None) or error}") from None
-        if not data:
-            done()
-        return data
-
-    def done():
-        stream.close()
-        if close is not None:
-            close()
-
-    return read
-
-
-class _Held:
-    """An input of which ``first`` was read already, as a file for a decompressor."""
-
-    def __init__(self, first, read):
-        self.first = first
-        self.rest = read
-
-    def read(self, size=-1):
-        if not self.first:
-            return self.rest(size if size >= 0 else CHUNK_SIZE)
-        if size < 0:
-            size = len(self.first)
-        data, self.first = self.first[:size], self.first[size:]
-        return data
-
-
-def _reader(fd):
-    """``os.read`` of ``fd``.  A parent may have left standard input non-blocking (the
-    flag belongs to the open file, shared with whoever else has it, and with
-    /dev/stdin on macOS): then wait for data, rather than take "none yet" (EAGAIN) for
-    an error."""
-    widen_pipe(fd)
-
-    def read(size):
-        while True:
-            try:
-                return os.read(fd, size)
-            except BlockingIOError:
-                import select
-
-                select.select([fd], [], [])
-
-    return read
-
-
 def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_line=False,
             max_line=MAX_LINE):
     """Yield lists of items, one list per chunk read, from the inputs in order.
@@ -927,7 +595,7 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
     for name in inputs or ("-",):
         source = source_name(name)
         try:
-            read, handle = _open(name)
+            read, handle = open_input(name)
         except OSError as error:
             yield [Unreadable(source, None, error.strerror or str(error))]
             continue
@@ -935,52 +603,12 @@ def batches(inputs=("-",), want=None, chunk_size=CHUNK_SIZE, exact=False, every_
             lines = _Lines(source, want, exact, every_line)
             at_start = True
             if name.__class__ is Part:
-                lines.number = _lines_before(name.fd, name.begin)
+                lines.number = lines_before(name.fd, name.begin)
                 at_start = name.begin == 0
             yield from _read_batches(source, read, lines, chunk_size, max_line, at_start)
         finally:
             if handle is not None:
                 handle.close()
-
-
-# The end of a _Range that reads to the end of its file, wherever that is by then.
-_NO_END = 1 << 62
-
-
-class _Range:
-    """Reads the bytes of ``fd`` from ``position`` to ``end``, which may be moved
-    nearer while reading."""
-
-    def __init__(self, fd, position, end):
-        self.fd, self.position, self.end = fd, position, end
-
-    def read(self, size):
-        if self.position >= self.end:
-            return b""
-        data = os.pread(self.fd, min(size, self.end - self.position), self.position)
-        self.position += len(data)
-        return data
-
-
-# How much a pipe read from may hold: as much as a chunk, so that a writer ahead of us
-# gives whole chunks (a read gives at most what the pipe holds: 64 KiB by default on
-# Linux), and each costs the per-chunk work once.
-PIPE_SIZE = 1 << 20
-
-
-def widen_pipe(fd):
-    """Make the pipe ``fd`` hold ``PIPE_SIZE`` bytes, where the system allows it (Linux's
-    F_SETPIPE_SZ, up to its pipe-max-size); elsewhere, and for other files, nothing."""
-    import stat
-
-    try:
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-    except (OSError, AttributeError, ImportError):  # not Linux, not allowed, not a pipe
-        pass
 
 
 _UTF16 = "UTF-16 text, not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)"
@@ -992,28 +620,10 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True):
     pieces = []  # the start of a line not yet ended
     held = 0  # their length
     passing = False  # inside a line longer than max_line, until its newline
-    start = b"" if at_start else None  # the first bytes of the input, until there are 3
-    while True:
-        try:
-            chunk = read(chunk_size)
-        except OSError as error:
-            yield [Unreadable(source, lines.number + 1, error.strerror or str(error))]
+    for chunk in _chunks(source, read, lines, chunk_size, at_start):
+        if chunk.__class__ is Unreadable:
+            yield [chunk]
             return
-        if start is not None:  # at the start of the input: a byte order mark?
-            if chunk and len(start) + len(chunk) < 3:
-                start += chunk
-                continue
-            chunk = start + chunk
-            start = None
-            if chunk[:2] in _UTF16_BOMS:
-                yield [Unreadable(source, 1, _UTF16, os_error=False)]
-                return
-            if chunk.startswith(_BOM):
-                chunk = chunk[3:]
-                if not chunk:
-                    continue
-        if not chunk:
-            break
         if passing:
             newline = chunk.find(b"\n")
             if newline < 0:
@@ -1052,6 +662,33 @@ def _read_batches(source, read, lines, chunk_size, max_line, at_start=True):
         data = b"".join(pieces)
         if data.strip():
             yield lines.last(data)
+
+
+def _chunks(source, read, lines, chunk_size, at_start):
+    """The chunks of an input, a byte order mark taken off its start; an Unreadable
+    item last where a read fails or the input is UTF-16."""
+    start = b"" if at_start else None  # the first bytes of the input, until there are 3
+    while True:
+        try:
+            chunk = read(chunk_size)
+        except OSError as error:
+            yield Unreadable(source, lines.number + 1, error.strerror or str(error))
+            return
+        if start is not None:  # at the start of the input: a byte order mark?
+            if chunk and len(start) + len(chunk) < 3:
+                start += chunk
+                continue
+            chunk, start = start + chunk, None
+            if chunk[:2] in _UTF16_BOMS:
+                yield Unreadable(source, 1, _UTF16, os_error=False)
+                return
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+                if not chunk:
+                    continue
+        if not chunk:
+            return
+        yield chunk
 
 
 def _first_bytes(pieces, most):

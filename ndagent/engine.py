@@ -15,8 +15,8 @@ import os
 import select
 import signal
 
-from ndagent.decoder import widen_pipe
 from ndagent.output import Output, write_all
+from ndagent.sources import widen_pipe
 
 # What the shares after the one being written may have sent and be held, in all; how
 # much of a pipe is read at once.

@@ -4,6 +4,7 @@ figures add up (``Figures.merge``) to the same whatever way the runs were split 
 processes or machines.  A partial is their JSON form (``partial``, ``read_partial``).
 Pure data: the verb (ndagent.cmd_stats) reads the streams and prints."""
 
+import re
 from math import log
 
 from ndagent.model import KINDS, OUTCOMES
@@ -283,17 +284,13 @@ def _sum(text, name):
     """An exact sum as a partial writes it: "12" or "3/8"."""
     global _SUM
     if _SUM is None:
-        import re  # lazy, with the pattern: only --merge reads sums
-
         _SUM = re.compile(r"(0|[1-9][0-9]{0,399})(?:/([1-9][0-9]{0,399}))?")
     match = _SUM.fullmatch(text)
     if match is None:
         raise BadPartial(f'"{name}" holds a sum that is not a number')
     if match[2] is None:
         return int(match[1])
-    from fractions import Fraction  # lazy: costly to load, needed once a float is summed
-
-    return Fraction(int(match[1]), int(match[2]))
+    return _fraction()(int(match[1]), int(match[2]))
 
 
 def _add_counts(mine, other):
@@ -328,9 +325,14 @@ def _exact(value):
     an int as it is, a float as the fraction it is."""
     if value.__class__ is int:
         return value
+    return _fraction()(value)
+
+
+def _fraction():
+    """The Fraction class, loaded when a figure first needs one."""
     from fractions import Fraction  # lazy: costly to load, and runs of ints never need it
 
-    return Fraction(value)
+    return Fraction
 
 
 def _plain(total):

@@ -16,19 +16,12 @@ import os
 import stat
 
 from ndagent import engine, inputs
-from ndagent.decoder import (
-    BadLine,
-    Event,
-    LateSelection,
-    Part,
-    Selection,
-    Skipped,
-    batches,
-    source_name,
-)
+from ndagent.decoder import BadLine, Event, Skipped, batches
 from ndagent.formats import Detector, OtherAgents
 from ndagent.model import CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
+from ndagent.selection import LateSelection, Selection
+from ndagent.sources import Part, source_name
 from ndagent.terminal import escape_controls, quote
 
 # VERB -> its Command class, filled as the classes are defined.
@@ -271,7 +264,7 @@ class Command:
     # format says the stream may be cut: what one process keeps from one run to the
     # next, the command keeps in its ``partial``.
     splits_files = False
-    part = None  # while a part of a FILE is read, that part (a decoder.Part)
+    part = None  # while a part of a FILE is read, that part (a sources.Part)
     all_read = True  # whether every input was read to its end (no Unreadable)
 
     def partial(self):

@@ -16,8 +16,8 @@ import stat
 
 import orjson
 
-from ndagent.decoder import Part, compression
 from ndagent.formats import Detector, OtherAgents, get
+from ndagent.sources import Part, compression
 
 # How much of a regular file is read ahead to tell its agent before it is decoded.
 DETECT_HEAD = 1 << 20

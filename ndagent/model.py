@@ -16,8 +16,11 @@ holds what the frame does with the events whatever their agent: the call pairer
 (``CallPairer``) and the estimate of a value's size (``json_size``).
 """
 
+import re
 from collections import OrderedDict
 from sys import getsizeof
+
+from ndagent.decoder import encode_line
 
 __all__ = [
     "ACTIONS",
@@ -218,9 +221,7 @@ class Answer:
 
     def _hash_pieces(self):
         if self._digest is None:
-            from hashlib import blake2b
-
-            self._digest = blake2b(digest_size=16)
+            self._digest = _blake2b()(digest_size=16)
         self._digest.update("".join(self._pieces).encode("utf-8", "surrogatepass"))
         self._pieces.clear()
         self._waiting = 0
@@ -328,9 +329,14 @@ class CallPairer:
 
 
 def _digest(key):
-    from hashlib import blake2b
+    return _blake2b()(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
-    return blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+def _blake2b():
+    """The hash of answers and keys, loaded when first needed."""
+    from hashlib import blake2b  # lazy: hashlib loads OpenSSL (2 ms at start-up)
+
+    return blake2b
 
 
 def json_size(value):
@@ -338,9 +344,7 @@ def json_size(value):
     (C does the work) and erring high: the length of the JSON, four times that when it
     is not all ASCII (Python may keep a string at 4 bytes a character), and 80 bytes for
     each comma and colon in it (one or two for each value in an object or array)."""
-    import ndagent.decoder  # quicker, in a function, than "from ... import"
-
-    data = ndagent.decoder.encode_line(value)
+    data = encode_line(value)
     size = len(data) if data.isascii() else 4 * len(data)
     return size + 80 * (data.count(b",") + data.count(b":") + 1)
 
@@ -353,8 +357,6 @@ def epoch_ms(value, zone_required=True):
         return None
     global _ISO
     if _ISO is None:
-        import re
-
         _ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})"
                           r":([0-9]{2})(?:[.,]([0-9]+))?((?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)")
     match = _ISO.fullmatch(value)
@@ -366,7 +368,7 @@ def epoch_ms(value, zone_required=True):
     hour, minute, second = int(hour), int(minute), int(second)
     if hour > 23 or minute > 59 or second > 60:
         return None
-    from datetime import date
+    from datetime import date  # lazy: only Gemini's and Claude's times need it
 
     try:
         days = date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY

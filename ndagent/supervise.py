@@ -5,7 +5,9 @@ knows nothing of the verb: it is told what to do through its arguments (the limi
 function that says a message, one that writes the --save file)."""
 
 import os
+import selectors
 import signal
+import subprocess
 import time
 
 # How often the agent's process group is looked at, while only processes that do not
@@ -77,9 +79,6 @@ class Agent:
     def start(self):
         """Start the agent: None, or the OSError that kept it from starting."""
         # Lazy: only a started agent needs them, not --help nor the list of the verbs.
-        import selectors
-        import subprocess
-
         self.wakeup = os.pipe()
         for fd in self.wakeup:
             os.set_blocking(fd, False)

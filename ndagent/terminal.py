@@ -21,6 +21,8 @@ characters; ``escape_json`` writes the same characters as ``\\u`` escapes in JSO
 for a terminal.
 """
 
+import re
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 _CONTROLS = (*range(0x20), *range(0x7F, 0xA0))
@@ -107,8 +109,6 @@ def escape_json(data):
 def _json_escape_pattern():
     """A bytes pattern of the UTF-8 encodings of the characters ``escape_json`` escapes
     (one alternative per leading bytes, the last byte a set), and each one's escape."""
-    import re
-
     replacements = {}
     last_bytes = {}
     for code in _ALL:

@@ -180,7 +180,8 @@ def model_events(module, source, checks=False, needs=None, name=None):
     markers select, the others handed over as Skipped, and the Reader told ``needs``."""
     import io
 
-    from ndagent.decoder import Event, Selection, Skipped, batches
+    from ndagent.decoder import Event, Skipped, batches
+    from ndagent.selection import Selection
 
     if isinstance(source, bytes):
         source = io.BytesIO(source)

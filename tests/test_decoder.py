@@ -24,7 +24,7 @@ from ndagent.decoder import (
 def selection(names):
     """The Selection of event names (``TYPE`` or ``TYPE/SUBTYPE``), the run boundaries
     (system, result) added, as the Cursor format makes them."""
-    from ndagent.decoder import Selection
+    from ndagent.selection import Selection
 
     markers = []
     for name in sorted(set(names) | {"system", "result"}):

@@ -857,12 +857,15 @@ def test_the_protocol_constants():
 
 
 def test_importing_the_module_loads_little():
-    code = ("import sys; before = set(sys.modules); import ndagent.formats.claude; "
-            "print(sorted(set(sys.modules) - before))")
+    """The layers below the format and nothing else of ndagent: no other agent's
+    format, no frame, no verb."""
+    code = ("import sys; import ndagent.formats.claude; "
+            "print(sorted(m for m in sys.modules if m.startswith('ndagent')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
-    assert eval(loaded) == ["ndagent", "ndagent.formats", "ndagent.formats.claude",
-                            "ndagent.model", "ndagent.terminal"]
+    assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
+                            "ndagent.formats.claude", "ndagent.model", "ndagent.selection",
+                            "ndagent.sources", "ndagent.terminal"]
 
 
 # Memory stays bounded whatever the stream.

@@ -19,7 +19,7 @@ from conftest import model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent.decoder import Event, Selection, Skipped, decode_line, iter_items
+from ndagent.decoder import Event, Skipped, decode_line, iter_items
 from ndagent.formats import gemini
 from ndagent.model import (
     KINDS,
@@ -32,6 +32,7 @@ from ndagent.model import (
     ToolStart,
     epoch_ms,
 )
+from ndagent.selection import Selection
 
 GOLDEN = Path(__file__).parent / "golden"
 GEMINI_GOLDEN = GOLDEN / "gemini"
@@ -832,7 +833,7 @@ def test_capture(path):
 
 def test_import_is_light():
     code = ("import sys, ndagent.formats.gemini; print(sorted(m for m in "
-            "('datetime', 'orjson', 'ndagent.decoder') "
+            "('hashlib', 'ndagent.frame', 'ndagent.formats.cursor') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

@@ -284,23 +284,23 @@ def test_a_pipe_read_from_is_widened_to_hold_a_chunk():
     gives whole chunks (Linux only; elsewhere the pipe is left as it is)."""
     import fcntl
 
-    from ndagent import decoder
+    from ndagent import sources
 
     if not hasattr(fcntl, "F_GETPIPE_SZ"):
         pytest.skip("no F_GETPIPE_SZ here")
     read_end, write_end = os.pipe()
     try:
-        decoder._reader(read_end)  # as standard input is read
-        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) >= decoder.PIPE_SIZE
+        sources._reader(read_end)  # as standard input is read
+        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) >= sources.PIPE_SIZE
     finally:
         os.close(read_end)
         os.close(write_end)
 
 
 def test_widening_leaves_other_files_alone(tmp_path):
-    from ndagent import decoder
+    from ndagent import sources
 
     path = tmp_path / "run.ndjson"
     path.write_bytes(b"{}\n")
     with open(path, "rb") as handle:
-        decoder.widen_pipe(handle.fileno())  # no error, nothing to do
+        sources.widen_pipe(handle.fileno())  # no error, nothing to do

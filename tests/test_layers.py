@@ -19,6 +19,8 @@ PACKAGE = Path(ndagent.__file__).parent
 # (stats' figures, run's supervision of the agent) know neither a verb nor the frame.
 LAYERS = (
     ("terminal",),
+    ("sources",),
+    ("selection",),
     ("decoder",),
     ("model",),
     ("formats",),
@@ -106,6 +108,49 @@ def test_no_agent_or_raw_event_type_named_outside_the_formats(path):
     named = [(line, text) for line, text in _strings(path)
              if text in NAMES or (_raw_type(text) and text not in OWN_WORDS)]
     assert named == [], f"{path.name} names an agent or a raw event type: {named}"
+
+
+# The longest a module may be, in lines; how many imports may stand inside functions
+# (each a deliberately lazy one, saying why on its line: "# lazy: ...").
+MOST_LINES = 800
+MOST_LAZY_IMPORTS = 15
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: _name(path))
+def test_no_module_is_too_long(path):
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert lines <= MOST_LINES, f"{_name(path)}: {lines} lines: split it"
+
+
+def _lazy_imports():
+    """(module, line, text) of every import inside a function or class of ndagent."""
+    found = []
+    for path in _modules():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found += [(_name(path), inner.lineno, lines[inner.lineno - 1].strip())
+                          for inner in ast.walk(node)
+                          if isinstance(inner, (ast.Import, ast.ImportFrom))]
+    return sorted(set(found))
+
+
+def test_imports_stand_at_the_top_but_a_few_lazy_ones_that_say_why():
+    lazy = _lazy_imports()
+    assert len(lazy) <= MOST_LAZY_IMPORTS, lazy
+    assert [found for found in lazy if "# lazy: " not in found[2]] == []
+
+
+def test_one_module_forks_and_none_uses_a_process_pool():
+    """The engine is the one parallel mechanism (run's agent aside, started by
+    subprocess in supervise)."""
+    forking = {_name(path) for path in _modules()
+               if "os.fork(" in path.read_text(encoding="utf-8")}
+    assert forking == {"ndagent.engine"}
+    for path in _modules():
+        text = path.read_text(encoding="utf-8")
+        assert "concurrent.futures" not in text and "multiprocessing" not in text, path
 
 
 def test_the_name_check_can_fail():

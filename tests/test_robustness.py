@@ -537,7 +537,7 @@ def valid_runs(draw, text=HOSTILE_TEXT):
 @given(st.one_of(st.binary(), st.lists(st.sampled_from(VENDOR + [b"\n", b"\r\n", b"{", b"\xff"]))
                  .map(b"".join)))
 def test_property_any_bytes_give_status_0_or_1_and_one_line_messages(data):
-    from ndagent.decoder import compression
+    from ndagent.sources import compression
 
     # Bytes that begin as gzip, bzip2 or xz data are read as such: damaged, they are a
     # read error (status 2), as any.

@@ -16,8 +16,8 @@ from test_prefilter import INIT, result, runs, spelt
 
 from ndagent import engine, frame, inputs
 from ndagent.cmd_validate import ValidateCommand
-from ndagent.decoder import Part
 from ndagent.output import Output
+from ndagent.sources import Part
 
 in_process = InProcess()
 
@@ -382,7 +382,7 @@ def test_a_part_is_numbered_and_named_as_in_its_file(tmp_path):
 def test_a_part_after_one_that_cannot_be_read_is_not_taken(tmp_path, monkeypatch):
     """One process stops reading a FILE where a read fails: so do the parts, the later
     ones' output dropped (here, a bad line), and no summary is printed."""
-    from ndagent import decoder
+    from ndagent import sources
 
     path = tmp_path / "runs.ndjson"
     stream = _stream(30)
@@ -390,14 +390,14 @@ def test_a_part_after_one_that_cannot_be_read_is_not_taken(tmp_path, monkeypatch
     stream = stream[:bad] + b"not json\n" + stream[bad:]
     path.write_bytes(stream)
     failing = stream.index(b"answer 15")  # in the second of three parts
-    read = decoder._Range.read
+    read = sources._Range.read
 
     def failing_read(self, size):
         if self.position <= failing < self.position + size:
             raise OSError(5, "Input/output error")
         return read(self, size)
 
-    monkeypatch.setattr(decoder._Range, "read", failing_read)
+    monkeypatch.setattr(sources._Range, "read", failing_read)
     with parts_from(0):
         status, out, err = in_process("validate", b"", "-j", "3", path)
     assert len(parts_from.made[0]) == 3

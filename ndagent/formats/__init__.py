@@ -10,7 +10,7 @@ nothing else, and offers:
 - ``may_decide(kind)``: whether ``decides`` can be true of an object whose type is the
   string ``kind`` (so that the objects of a stream are tested only by the agents whose
   test looks at their type);
-- ``markers(needs)``: the decoder markers (``ndagent.decoder.Selection``) of the raw
+- ``markers(needs)``: the decoder markers (``ndagent.selection.Selection``) of the raw
   lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
   (ToolStart and ToolEnd), ``"ends"`` (RunEnd: answer, usage, native object) and
   ``"native"`` (RunEnd but the answer of a run cut off: what the json verb needs); the

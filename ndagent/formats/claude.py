@@ -22,9 +22,12 @@ decisions: docs/detection.md, docs/model.md and docs/verbs.md).  What it takes c
   that ended well), and ``json``'s object is the ``result`` event as it is.
 """
 
+import re
 from io import StringIO
 
+from ndagent.decoder import RawNumber
 from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
+from ndagent.terminal import quote
 
 NAME = "claude"
 
@@ -475,8 +478,8 @@ class Reader:
             run.session_id = session_id
         elif session_id != run.session_id and not run.session_reported:
             run.session_reported = True
-            out.append(Note(check="session", message=f'session_id "{_quote(session_id)}", '
-                            f'not "{_quote(run.session_id)}" as the run began with',
+            out.append(Note(check="session", message=f'session_id "{quote(session_id)}", '
+                            f'not "{quote(run.session_id)}" as the run began with',
                             source=event.source, line=event.line))
 
     def _check_result(self, run, event, data, ok, out):
@@ -521,12 +524,6 @@ def _index(value):
 def _number(value):
     """A JSON number as a number, or None (a RawNumber is no number to compute with)."""
     return value if value.__class__ is int or value.__class__ is float else None
-
-
-def _quote(text):
-    from ndagent.terminal import quote
-
-    return quote(text)
 
 
 def _kind(name, server=False):
@@ -599,8 +596,6 @@ _DENIED = None
 def _denied():
     global _DENIED
     if _DENIED is None:
-        import re
-
         _DENIED = re.compile(r"Permission to use .+? has been denied")
     return _DENIED
 
@@ -682,8 +677,6 @@ def _failure_text(data):
 
 def _result_problems(data):
     """What a result lacks of the fields every version writes."""
-    from ndagent.decoder import RawNumber
-
     problems = []
     if data.get("is_error").__class__ is not bool:
         problems.append('has no boolean "is_error"')
@@ -741,7 +734,7 @@ def _retry_message(data):
     if _number(attempt) is not None and _number(most) is not None:
         said += f" (attempt {attempt} of {most})"
     if _filled(error):
-        said += f': "{_quote(error)}"'
+        said += f': "{quote(error)}"'
     return said
 
 

@@ -16,7 +16,11 @@ any other event always decoded (``markers``) when no run is open.  Other lines (
 objects of no agent) neither begin a run nor end one.
 """
 
+from collections import OrderedDict
+
+from ndagent.decoder import RawNumber
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.terminal import quote
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "OLD_FORMAT", "RUN_END",
            "SEPARATOR", "SPLIT_NEEDLE", "Reader", "decides", "markers", "may_decide",
@@ -162,8 +166,6 @@ class _Run:
     __slots__ = ("start", "turned", "line", "open", "items", "answer", "answered", "error")
 
     def __init__(self, start, keep_items):
-        from collections import OrderedDict
-
         self.start = start
         self.turned = False  # a turn.started was read: another one begins the next run
         self.line = start.line  # the last line of an event of the run
@@ -505,8 +507,6 @@ def _outcome(kind, item):
 
 def _is_raw_number(value):
     """Whether a value is a number beyond what orjson holds (never zero)."""
-    from ndagent.decoder import RawNumber
-
     return value.__class__ is RawNumber
 
 
@@ -533,8 +533,6 @@ def _tokens(value):
 
 def _quote(text):
     """Stream text (or a value that should have been text) for a message."""
-    from ndagent.terminal import quote
-
     return quote(text if text.__class__ is str else repr(text))
 
 

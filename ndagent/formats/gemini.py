@@ -10,6 +10,7 @@ only clock.
 """
 
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
+from ndagent.terminal import quote
 
 __all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
            "SPLIT_NEEDLE", "Reader", "decides", "markers", "may_decide",
@@ -305,7 +306,7 @@ class Reader:
         out.append(start)
         if init is None and self.checks:
             kind = item.type
-            what = f'a "{_quote(kind)}" event' if kind is not None else "another event"
+            what = f'a "{quote(kind)}" event' if kind is not None else "another event"
             out.append(self._note(item, "init", f"the run begins with {what}, not init"))
         return run
 
@@ -387,7 +388,7 @@ class Reader:
         if call_id.__class__ is not str:
             # It stays open until its run ends (docs/verbs.md#tools: pending, with a warning).
             call_id = None
-            tool = f'"{_quote(name)}"' if name is not None else "a tool"
+            tool = f'"{quote(name)}"' if name is not None else "a tool"
             out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "
                                                     "tool_id: its result cannot be paired"))
         kind = kind_of(name)
@@ -438,8 +439,8 @@ class Reader:
             if severity == "error":
                 run.last_error = (number, message)
         if self.checks:
-            text = _quote(message) if message.__class__ is str else ""
-            level = _quote(severity) if severity.__class__ is str else "?"
+            text = quote(message) if message.__class__ is str else ""
+            level = quote(severity) if severity.__class__ is str else "?"
             out.append(self._note(event, "error-event",
                                   f'error event (severity "{level}"): "{text}"'))
 
@@ -454,7 +455,7 @@ class Reader:
         if value is None:
             message = "an event without a timestamp"
         elif value.__class__ is str:
-            message = f'timestamp "{_quote(value)}" is not an ISO 8601 time'
+            message = f'timestamp "{quote(value)}" is not an ISO 8601 time'
         else:
             message = "a timestamp that is not a string"
         out.append(self._note(event, "timestamp", message))
@@ -476,9 +477,3 @@ def _failure(data, run):
         return run.last_error[1]
     status = data.get("status")
     return f'result status "{status}"' if status.__class__ is str else "result status"
-
-
-def _quote(text):
-    from ndagent.terminal import quote
-
-    return quote(text)

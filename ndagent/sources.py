@@ -1,0 +1,218 @@
+"""Where an input's bytes come from: a path, standard input, a file object, or a Part
+of a regular file, read decompressed where it is gzip, bzip2 or xz (told by its first
+bytes), with the waits of a descriptor left non-blocking, and a pipe widened so that a
+reader takes whole chunks."""
+
+import fcntl
+import os
+import select
+import stat
+from importlib import import_module
+
+STDIN = "<stdin>"
+# How much is read at once; at most four times as much to count a Part's first line.
+CHUNK_SIZE = 1 << 18
+
+
+class Part:
+    """A part of a regular file, read as an input of its own: the lines from the byte
+    ``begin`` (the start of a line) to ``end`` (just after a newline; None: to the end
+    of the file) of the open file ``fd`` (read by offset: the file is opened once, by
+    whoever cut it, so that a file replaced meanwhile is not read in pieces of two),
+    numbered as in the whole file and named by its ``path``, so that what is said of
+    them is what reading the whole file says.  ``about``: what the caller knows of the
+    part, carried along (this module does not look at it)."""
+
+    __slots__ = ("path", "fd", "begin", "end", "about")
+
+    def __init__(self, path, fd, begin, end=None, about=None):
+        self.path, self.fd, self.begin, self.end, self.about = path, fd, begin, end, about
+
+    def __repr__(self):
+        return f"Part({self.path!r}, {self.begin}, {self.end})"
+
+
+def lines_before(fd, offset):
+    """How many newlines the file ``fd`` holds before ``offset``."""
+    count, position = 0, 0
+    while position < offset:
+        data = os.pread(fd, min(CHUNK_SIZE << 2, offset - position), position)
+        if not data:
+            break
+        count += data.count(b"\n")
+        position += len(data)
+    return count
+
+
+def source_name(name):
+    """How messages name an input: its path, ``<stdin>``, or a file object's name."""
+    if name == "-":
+        return STDIN
+    if name.__class__ is Part:
+        name = name.path
+    if isinstance(name, (str, bytes, os.PathLike)):
+        return os.fsdecode(name)
+    return str(getattr(name, "name", None) or "<stream>")
+
+
+def open_input(name):
+    """A reader for one input: ``(read function, the file opened, to close, or None)``.
+
+    A path or standard input compressed with gzip, bzip2 or xz is read decompressed
+    (``_telling``).  A regular file is told by its head before anything is read: a
+    compressed one is handed back with no file (closed at its end).  A Part is read
+    from its file's descriptor, which its reader opened and closes."""
+    if name == "-":
+        return _telling(_reader(0)), None
+    if name.__class__ is Part:
+        end = _NO_END if name.end is None else name.end
+        return _Range(name.fd, name.begin, end).read, None
+    if isinstance(name, (str, bytes, os.PathLike)):
+        handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
+        fd = handle.fileno()
+        try:
+            head = os.pread(fd, _MAGIC_SIZE, 0)
+        except OSError:  # not a regular file: told as it is read
+            return _telling(_reader(fd)), handle
+        if compression(head) is None:
+            return _reader(fd), handle
+        return _telling(_reader(fd), handle.close), None
+    return getattr(name, "read1", None) or name.read, None
+
+
+# The compressed formats read transparently: (magic bytes, standard module, name).
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bz2", "bzip2"),
+               (b"\xfd7zXZ\x00", "lzma", "xz"))
+_MAGIC_SIZE = max(len(magic) for magic, _, _ in _COMPRESSED)
+
+
+def compression(head):
+    """(module, name) of the compressed format that ``head`` begins, or None."""
+    for magic, module, label in _COMPRESSED:
+        if head.startswith(magic):
+            return module, label
+    return None
+
+
+def _telling(read, close=None):
+    """``read`` for an input that may be compressed: its first call tells by the first
+    bytes, reading more only while they may still begin a magic (a live pipe's first
+    line is not held back); a compressed input is then decompressed (its module
+    imported only then), and ``close`` called at its end; any other is read as it is."""
+
+    def first_call(size):
+        nonlocal current
+        first = read(size)
+        while first and any(len(first) < len(magic) and magic.startswith(first)
+                            for magic, _, _ in _COMPRESSED):
+            more = read(size)
+            if not more:
+                break
+            first += more
+        found = compression(first)
+        if found is None:
+            current = read
+            return first
+        current = _decompressing(*found, _Held(first, read), close)
+        return current(size)
+
+    current = first_call
+    return lambda size: current(size)
+
+
+def _decompressing(module, label, source, close):
+    """The read function of ``source`` decompressed by the standard ``module``: damaged
+    data is an OSError (a message, as any read error), and ``close`` is called at the
+    end or at the error."""
+    stream = import_module(module).open(source)
+    errors = (EOFError, OSError)  # cut short; not the format, or damaged (bz2, gzip)
+    if module == "gzip":
+        errors += (import_module("zlib").error,)
+    elif module == "lzma":
+        errors += (import_module("lzma").LZMAError,)
+
+    def read(size):
+        try:
+            data = stream.read1(size)
+        except errors as error:
+            done()
+            raise OSError(f"{label}: {getattr(error, 'strerror', None) or error}") from None
+        if not data:
+            done()
+        return data
+
+    def done():
+        stream.close()
+        if close is not None:
+            close()
+
+    return read
+
+
+class _Held:
+    """An input of which ``first`` was read already, as a file for a decompressor."""
+
+    def __init__(self, first, read):
+        self.first = first
+        self.rest = read
+
+    def read(self, size=-1):
+        if not self.first:
+            return self.rest(size if size >= 0 else CHUNK_SIZE)
+        if size < 0:
+            size = len(self.first)
+        data, self.first = self.first[:size], self.first[size:]
+        return data
+
+
+def _reader(fd):
+    """``os.read`` of ``fd``.  A parent may have left standard input non-blocking (the
+    flag belongs to the open file, shared with whoever else has it, and with
+    /dev/stdin on macOS): then wait for data, rather than take "none yet" (EAGAIN) for
+    an error."""
+    widen_pipe(fd)
+
+    def read(size):
+        while True:
+            try:
+                return os.read(fd, size)
+            except BlockingIOError:
+                select.select([fd], [], [])
+
+    return read
+
+
+# The end of a _Range that reads to the end of its file, wherever that is by then.
+_NO_END = 1 << 62
+
+
+class _Range:
+    """Reads the bytes of ``fd`` from ``position`` to ``end``, which may be moved
+    nearer while reading."""
+
+    def __init__(self, fd, position, end):
+        self.fd, self.position, self.end = fd, position, end
+
+    def read(self, size):
+        if self.position >= self.end:
+            return b""
+        data = os.pread(self.fd, min(size, self.end - self.position), self.position)
+        self.position += len(data)
+        return data
+
+
+# How much a pipe read from may hold: as much as a chunk, so that a writer ahead of us
+# gives whole chunks (a read gives at most what the pipe holds: 64 KiB by default on
+# Linux), and each costs the per-chunk work once.
+PIPE_SIZE = 1 << 20
+
+
+def widen_pipe(fd):
+    """Make the pipe ``fd`` hold ``PIPE_SIZE`` bytes, where the system allows it (Linux's
+    F_SETPIPE_SZ, up to its pipe-max-size); elsewhere, and for other files, nothing."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except (OSError, AttributeError):  # not Linux (no F_SETPIPE_SZ), not allowed
+        pass
