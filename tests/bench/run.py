@@ -24,6 +24,8 @@ ROOT = HERE.parents[1]
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(HERE))
 
+from generate import AGENTS, generate, run_lines  # noqa: E402 - beside this file
+
 # command: (ndagent arguments, equivalent jq program, target ratio on a file)
 CASES = {
     "json": (["json"], ["-c", 'select(.type=="result")'], 8),
@@ -108,26 +110,52 @@ def has_taskset():
     return platform.system() == "Linux" and shutil.which("taskset") is not None
 
 
-def before_bench(stream, before, rounds):
-    """The Cursor verbs against an earlier version of ndagent (a checkout at ``before``,
-    run with this Python), in the same rounds: each round runs ndagent, jq, the earlier
-    ndagent, jq, so that a slow spell of the machine slows all four.  Ratios against jq,
-    and the new one's over the earlier one's."""
-    print(f"\nAgainst the version in {before}, in the same rounds (each: ndagent, jq, that "
-          "version, jq):\n")
-    print("| command | ratio | its ratio | ratio / its ratio |")
-    print("|---|---|---|---|")
-    for verb, (ours, program, _) in CASES.items():
-        earlier = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-                   f"from ndagent.cmd_{ours[0]} import main; sys.exit(main())", str(before)]
-        jq = ["jq", *program, str(stream)]
-        new_ratios, old_ratios = [], []
-        for _ in range(rounds):
-            new_ratios.append(timed(jq)[0] / timed([str(BIN / f"ndagent-{ours[0]}"),
-                                                    *ours[1:], str(stream)])[0])
-            old_ratios.append(timed(jq)[0] / timed([*earlier, *ours[1:], str(stream)])[0])
-        new, old = statistics.median(new_ratios), statistics.median(old_ratios)
-        print(f"| `{verb}` | {new:.2f}x | {old:.2f}x | {new / old:.2f} |", flush=True)
+def checkout_command(folder, verb):
+    """``ndagent-VERB`` of the checkout ``folder``, run with this Python: the way an
+    earlier version runs, and this one beside it, so that both start alike."""
+    return [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+            f"from ndagent.cmd_{verb} import main; sys.exit(main())", str(folder)]
+
+
+def before_bench(data, stream, before, rounds):
+    """This version against an earlier one (a checkout at ``before``), both run with this
+    Python, in the same rounds (this one, then that one, so that a slow spell of the
+    machine slows both): each Cursor verb on the stream, each other agent's case, stats
+    and validate over 2 000 files with -j 2, and start-up.  The figure is the median of
+    the rounds' ratios of that version's time to this one's: above 1, this one is
+    faster."""
+    print(f"\nAgainst the version in {before}, in the same rounds (median of that "
+          "version's time / this one's; above 1: this one is faster):\n")
+    print("| command | input | this version | that version | that / this |")
+    print("|---|---|---|---|---|")
+    cases = [(ours, [str(stream)], "Cursor stream") for ours, _, _ in CASES.values()]
+    for agent, ours, _ in AGENT_CASES:
+        cases.append((ours, [str(data / f"stream-{stream.stem.split('-')[1]}-seed1-{agent}"
+                                       ".ndjson")], f"{agent} stream"))
+    paths = [str(path) for path in small_files(data / "stats-2000", sorted(AGENTS))]
+    cases += [(["stats", "-j", "2"], paths, "2 000 files"),
+              (["validate", "-q", "-j", "2"], paths, "2 000 files"),
+              (["json"], [str(ROOT / "tests" / "fixtures" / "vendor-example.ndjson")],
+               "start-up: a tiny stream")]
+    for ours, inputs, what in cases:
+        new, old, ratios = [], [], []
+        for _ in range(rounds if what != cases[-1][2] else max(10, rounds * 8)):
+            new.append(timed([*checkout_command(ROOT, ours[0]), *ours[1:], *inputs])[0])
+            old.append(timed([*checkout_command(before, ours[0]), *ours[1:], *inputs])[0])
+            ratios.append(old[-1] / new[-1])
+        print(f"| `{' '.join(ours)}` | {what} | {min(new):.3f} s | {min(old):.3f} s "
+              f"| {statistics.median(ratios):.3f} |", flush=True)
+
+
+def jobs_bench(data, rounds, target=1.6):
+    """validate over 2 000 files of about 40 KB: -j 2 against -j 1."""
+    paths = [str(path) for path in small_files(data / "stats-2000", sorted(AGENTS))]
+    validate = str(BIN / "ndagent-validate")
+    our_s, their_s, ratio, rss = compare([validate, "-q", "-j", "2", *paths],
+                                         [validate, "-q", "-j", "1", *paths], rounds)
+    print(f"| `validate -q -j 2` | {our_s:.2f} s | `validate -q -j 1` | {their_s:.2f} s "
+          f"| {ratio:.2f}x | {target}x | {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
+    return [] if ratio >= target else ["validate -j 2"]
 
 
 def startup(rounds):
@@ -160,8 +188,6 @@ def small_files(folder, agents, count=2000, size=40_000):
     generated run, and its end), of ``agents`` in turn; made once, kept.  With no
     ``size``, whole Cursor runs of one model call each (about 25 KB)."""
     import random
-
-    from generate import AGENTS, run_lines
 
     folder.mkdir(exist_ok=True)
     paths = [folder / f"{number:05d}-{agents[number % len(agents)]}.ndjson"
@@ -212,8 +238,6 @@ def stats_bench(data, rounds, target=1.6):
     """``stats`` over 2 000 files of about 40 KB, the four agents in turn: -j 2 against
     -j 1, and the default against the jq recipe it replaces (``ndagent json ... | jq
     -s``)."""
-    from generate import AGENTS
-
     paths = [str(path) for path in small_files(data / "stats-2000", sorted(AGENTS))]
     megabytes = sum(os.path.getsize(path) for path in paths) / 1e6
     stats = str(BIN / "ndagent-stats")
@@ -242,11 +266,9 @@ def main():
     parser.add_argument("--data", default=str(ROOT / "bench-data"),
                         help="where the generated stream is kept")
     parser.add_argument("--before", metavar="DIR",
-                        help="only the Cursor verbs, against the ndagent of the checkout "
-                             "DIR (git worktree add DIR REV) in the same rounds")
+                        help="also against the ndagent of the checkout DIR (git worktree "
+                             "add DIR REV), in the same rounds")
     args = parser.parse_args()
-
-    from generate import generate
 
     from ndagent.cli import COMMANDS
 
@@ -262,9 +284,6 @@ def main():
 
     print(f"Stream: {megabytes:.1f} MB, {count} lines "
           f"(tests/bench/generate.py, seed 1). Machine: {machine()}.\n")
-    if args.before:
-        before_bench(stream, Path(args.before).resolve(), args.rounds)
-        return
     one_core = has_taskset()
     print("| command | input | ndagent | jq | ratio | target | met | 2 cores / 1 "
           "| ndagent peak memory |")
@@ -312,12 +331,15 @@ def main():
               f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.2f}x | {target:.2f}x "
               f"| {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
     missed += stats_bench(data, args.rounds)
+    missed += jobs_bench(data, args.rounds)
     ours, base = startup(max(10, args.rounds * 8))
     if ours > STARTUP * base:
         missed.append("start-up")
     print(f"\nStart-up on a tiny stream (median): `ndagent json` {ours * 1000:.0f} ms, "
           f"`python -c 'import orjson'` {base * 1000:.0f} ms: {ours / base:.2f}x "
           f"(target at most {STARTUP}x: {verdict(STARTUP * base, ours)}).")
+    if args.before:
+        before_bench(data, stream, Path(args.before).resolve(), args.rounds)
     if missed:
         print("\nTargets missed: " + ", ".join(missed))
 
