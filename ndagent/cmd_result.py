@@ -85,7 +85,7 @@ class ResultCommand(Command):
     def streams(self, module):
         """Whether the answer of a stream in ``module``'s format is printed as it
         arrives (its Text events), rather than at the run's end."""
-        return not self.args.from_result and (module.LIVE_ANSWER or self.args.live)
+        return not self.args.from_result and (module.live_answer or self.args.live)
 
     def needs_of(self, module):
         """The Text events only where the answer is printed as it arrives: elsewhere
@@ -96,7 +96,7 @@ class ResultCommand(Command):
         if self.streaming:
             text = piece.text
             if piece.message != self.message and self.answer.length:
-                text = self.format.SEPARATOR + text
+                text = self.format.separator + text
             self.message = piece.message
             self.answer.add(text)
             self.print(text)
@@ -105,14 +105,14 @@ class ResultCommand(Command):
         if self.streaming:
             answer = self.answer
             self.end_line(answer.length and not answer.ends_with_newline)
-            if not end.cutoff and self.format.LIVE_ANSWER and not answer.matches(end.answer):
+            if not end.cutoff and self.format.live_answer and not answer.matches(end.answer):
                 self.warn(end, "the rebuilt answer differs from the result event's text")
-        elif end.ok or end.cutoff or self.format.LIVE_ANSWER:
-            # A failed run's text is an answer only where the answer is live (Cursor's).
-            text = end.answer if type(end.answer) is str else ""
-            if text:
-                self.print(text)
-            self.end_line(text and not text.endswith("\n"))
+        else:
+            text = self.format.answer(end)
+            if text is not None:
+                if text:
+                    self.print(text)
+                self.end_line(text and not text.endswith("\n"))
         super().end_run(end, pending)
 
     def end_line(self, unfinished):

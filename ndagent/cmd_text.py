@@ -139,7 +139,7 @@ class TextCommand(Command):
         self.final_segment.clear()
 
     def text(self, piece):
-        if self.args.final and self.format.LIVE_ANSWER:
+        if self.args.final and self.format.live_answer:
             self.final_segment.append(piece.text)
 
     def note(self, note):
@@ -199,9 +199,10 @@ class TextCommand(Command):
                 self.write_line(STARTS.get(kind, "Using tool"), target, PENDING, _YELLOW)
         text = None
         if self.args.final:
-            text = "".join(self.final_segment) if self.format.LIVE_ANSWER else end.answer
+            text = ("".join(self.final_segment) if self.format.live_answer
+                    else self.format.answer(end))
             self.final_segment.clear()
-        if text and (end.ok or end.cutoff or self.format.LIVE_ANSWER):
+        if text:
             text = escape_controls(text, keep_lines=True)
             if not text.endswith("\n"):
                 text += "\n"

@@ -154,7 +154,7 @@ class ToolsCommand(Command):
             "duration_ms": _duration(start, end),
             "source": first.source,
             "line": first.line,
-            "agent": self.format.NAME,
+            "agent": self.format.name,
             "parent": _field("parent", end, start),
         }
         if self.tsv:

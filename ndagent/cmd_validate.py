@@ -3,7 +3,7 @@
 from sys import getsizeof
 
 from ndagent import cli, inputs, options
-from ndagent.formats import NAMES, get
+from ndagent.formats import all_formats
 from ndagent.frame import Command
 from ndagent.model import MAX_OPEN_CALLS, Answer
 from ndagent.sources import source_name
@@ -117,7 +117,7 @@ class ValidateCommand(Command):
     def build_parser(cls):
         parser = super().build_parser()
         listing = [f"checks:\n{_listing(CHECKS)}"]
-        listing += [f"{name} checks:\n{_listing(get(name).CHECKS)}" for name in NAMES]
+        listing += [f"{each.name} checks:\n{_listing(each.checks)}" for each in all_formats()]
         parser.epilog = "\n\n".join(listing) + f"\n\n{parser.epilog}"
         return parser
 
@@ -191,7 +191,7 @@ class ValidateCommand(Command):
         # A format may give the calls still open when a run ends well a check of its
         # own, with its own severity (Claude: a warning).
         check, after = "call-unfinished", ""
-        if not end.cutoff and end.ok and OPEN_AT_END in self.format.CHECKS:
+        if not end.cutoff and end.ok and OPEN_AT_END in self.format.checks:
             check, after = OPEN_AT_END, f": still open at the run's end (line {end.line})"
         # The calls still open first: they were started before the run's last line, at
         # which a run cut off is reported (naming the line where it began).
@@ -205,7 +205,7 @@ class ValidateCommand(Command):
                 self.report(end, "no-result", f"{self.cut_off(end)} (it began at {began})")
             return
         text = end.answer
-        if (self.format.LIVE_ANSWER and type(text) is str and not end.stray
+        if (self.format.live_answer and type(text) is str and not end.stray
                 and not self.answer.matches(text)):
             self.report(end, "answer",
                         f"the rebuilt answer ({self.answer.length} characters) differs from "
@@ -216,7 +216,7 @@ class ValidateCommand(Command):
     def bad_line(self, bad):
         if bad.cut_off:
             self.report(bad, "truncated", bad.message)
-        elif getattr(self.format, "NOISE_LINES", False):
+        elif self.format.noise_lines:
             self.report(bad, "noise", bad.message)
         else:
             self.report(bad, "json", bad.message)
@@ -240,9 +240,9 @@ class ValidateCommand(Command):
         """One diagnostic at ``where`` (anything with ``source`` and ``line``)."""
         found = CHECKS.get(check)
         if found is None:
-            if check in getattr(self.format, "STRICT_ONLY", ()) and not self.strict:
+            if check in self.format.strict_only and not self.strict:
                 return
-            found = self.format.CHECKS[check]
+            found = self.format.checks[check]
         severity = "error" if self.strict else found[0]
         if severity == "error":
             self.errors += 1

@@ -186,7 +186,7 @@ class Command:
 
     def cut_off(self, end):
         """The message of a run cut off."""
-        end_event = getattr(self.format, "RUN_END", "its end event")
+        end_event = self.format.run_end
         return f"run ended without {end_event}: the agent failed or was cut off"
 
     @staticmethod
@@ -301,7 +301,7 @@ class _OtherAgent:
     def __init__(self, event, other, module):
         self.source = event.source
         self.line = event.line
-        self.message = f"a {other.NAME} event in a {module.NAME} stream"
+        self.message = f"a {other.name} event in a {module.name} stream"
 
 
 def _dispatch(command, pairer, events, where):
@@ -651,7 +651,7 @@ def _handle_other(state, command, item):
 def _reader(module, source, command):
     """A Reader of ``module`` for ``source``, and the command told which format it reads;
     the reader holds besides the test for another agent's objects (``other_agents``)."""
-    reader = module.Reader(source, command.checks, command.needs_of(module))
+    reader = module.reader(source, command.checks, command.needs_of(module))
     reader.format = command.format = module
     reader.other_agents = OtherAgents(module)
     return reader
@@ -667,7 +667,7 @@ def _selection(module, command):
     needs = None if command.every_line else command.needs_of(module)
     if needs is None:
         return None
-    key = (module.NAME, needs)
+    key = (module.name, needs)
     if key not in _SELECTIONS:
         markers = module.markers(needs)
         _SELECTIONS[key] = None if markers is None else Selection(markers)

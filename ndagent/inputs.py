@@ -97,7 +97,7 @@ class Cutter:
             os.close(fd)
             return None
         ends = [*cuts, None]
-        return [Part(name, fd, begin, end, module.NAME) for begin, end in zip([0, *cuts], ends)]
+        return [Part(name, fd, begin, end, module.name) for begin, end in zip([0, *cuts], ends)]
 
     @staticmethod
     def close(parts):
@@ -138,7 +138,7 @@ class Cutter:
         base = max(begin - 1, 0)  # from the newline before ``begin``: a line there is whole
         window = os.pread(fd, SPLIT_SEARCH, base)
         others = OtherAgents(module)
-        found = window.find(module.SPLIT_NEEDLE)
+        found = window.find(module.split_needle)
         tries = 0
         while found >= 0 and tries < SPLIT_TRIES:
             start = window.rfind(b"\n", 0, found) + 1
@@ -154,7 +154,7 @@ class Cutter:
                           else _line_before(fd, base + start - 1, max_line))
                 if self._between(before, window[start:end], module, others):
                     return base + start
-            found = window.find(module.SPLIT_NEEDLE, end)
+            found = window.find(module.split_needle, end)
         return None
 
     def _between(self, before, after, module, others):

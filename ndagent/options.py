@@ -4,10 +4,11 @@ the exit statuses their --help and man pages list."""
 import argparse
 import os
 import sys
+from textwrap import fill
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
-from ndagent.formats import NAMES
+from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
 from ndagent.output import die_of_sigpipe, write_all, write_message
 from ndagent.terminal import escape_controls
 
@@ -172,22 +173,29 @@ def use_color(choice, fd):
 COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 
 
-# What every command's --help says of the agents it reads.
-AGENTS_HELP = """\
-Agents: each FILE (and standard input) is read as the stream of the agent that its
-first JSON objects tell, by their keys and values: Cursor ('cursor-agent -p
---output-format stream-json'), Claude Code ('claude -p --output-format stream-json
---verbose'), Codex ('codex exec --json') or Gemini ('gemini -p --output-format
-stream-json'); objects before the first decisive one are held and handled after it.
-With none in 100 objects or in the whole input, an input whose objects all have types
-Cursor uses is Cursor's (so is one with no object); any other is reported, 'not an
-agent stream', and not read (status 1); so is an agent's json output rather than its
-stream (an array of objects, or a lone '{' or '[' line, and no decisive object): 'json
-output, not stream-json'. --agent NAME names the agent instead: an input of another
-agent is reported and not read (status 1). Once the agent is told, an object of
-another agent is a bad line, 'a codex event in a claude stream': skipped with a
-warning (an error in validate), wherever a line is decoded: every line in validate and
-under --strict, else the lines that may hold an event the command needs."""
+def agents_help():
+    """What every command's --help says of the agents it reads, from their formats."""
+    formats = all_formats()
+    listed = [f"{each.title} ('{each.invocation}')" for each in formats]
+    listing = " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+    found = fallback()
+    otherwise = (f"an input whose objects all have types {found.title} uses is "
+                 f"{found.title}'s (so is one with no object); any other is reported"
+                 if found is not None else "it is reported")
+    other = f"a {formats[-1].name} event in a {formats[0].name} stream"
+    return fill(
+        f"Agents: each FILE (and standard input) is read as the stream of the agent that "
+        f"its first JSON objects tell, by their keys and values: {listing}; objects before "
+        f"the first decisive one are held and handled after it. With none in "
+        f"{DETECT_OBJECTS} objects or in the whole input, {otherwise}, 'not an agent "
+        f"stream', and not read (status 1); so is an agent's json output rather than its "
+        f"stream (an array of objects, or a lone '{{' or '[' line, and no decisive "
+        f"object): 'json output, not stream-json'. --agent NAME names the agent instead: "
+        f"an input of another agent is reported and not read (status 1). Once the agent "
+        f"is told, an object of another agent is a bad line, '{other}': skipped with a "
+        f"warning (an error in validate), wherever a line is decoded: every line in "
+        f"validate and under --strict, else the lines that may hold an event the command "
+        f"needs.", 86, break_on_hyphens=False, break_long_words=False)
 
 
 # -q and --strict mean the same in every verb; each verb's --help says what else.
@@ -203,7 +211,7 @@ def command_parser(verb, summary, description, examples, converter=True,
     adds the bad-line policy options (``--strict``, ``-q``)."""
     parser = Parser(
         prog=f"ndagent-{verb}",
-        description=f"{summary}.\n\n{description}\n\n{AGENTS_HELP}",
+        description=f"{summary}.\n\n{description}\n\n{agents_help()}",
         epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -213,9 +221,9 @@ def command_parser(verb, summary, description, examples, converter=True,
                                     help=f"{files_help}; gzip, bzip2 or xz: read decompressed")
         files.complete = COMPLETE_FILES
     parser.add_argument(
-        "--agent", choices=("auto", *NAMES), default="auto",
+        "--agent", choices=("auto", *names()), default="auto",
         help="the agent whose stream each FILE is: auto (the default) tells it from the "
-             "first objects of each FILE: " + ", ".join(NAMES))
+             "first objects of each FILE: " + ", ".join(names()))
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "

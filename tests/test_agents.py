@@ -225,27 +225,27 @@ KEYS = st.sampled_from(["subtype", "tools", "claude_code_version", "uuid", "mess
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(TYPES), st.dictionaries(KEYS, VALUES, max_size=5))
 def test_property_an_agent_decides_only_on_the_types_it_may_decide_on(kind, fields):
-    from ndagent.formats import NAMES, get
+    from ndagent.formats import all_formats
 
     data = {"type": kind, **fields}
-    for module in map(get, NAMES):
-        assert not module.decides(data) or module.may_decide(kind), (module.NAME, data)
+    for module in all_formats():
+        assert not module.decides(data) or module.may_decide(kind), (module.name, data)
 
 
 def test_other_agent_finds_every_other_agent_s_golden_object():
-    from ndagent.formats import NAMES, OtherAgents, get
+    from ndagent.formats import OtherAgents, all_formats, get
 
     objects = list(golden_objects())
-    for module in map(get, NAMES):
+    for module in all_formats():
         others = OtherAgents(module)
         for agent, data in objects:
             kind = data.get("type") if data.get("type").__class__ is str else None
             found = next((other for decides, other in others.tests(kind)
                           if decides(data)), None)
-            if agent == module.NAME or not get(agent).decides(data):
-                assert found is None, (module.NAME, agent, data)
+            if agent == module.name or not get(agent).decides(data):
+                assert found is None, (module.name, agent, data)
             else:
-                assert found is get(agent), (module.NAME, agent, data)
+                assert found is get(agent), (module.name, agent, data)
 
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"

@@ -852,8 +852,9 @@ def test_every_note_names_a_check_of_the_table(stream):
 
 
 def test_the_protocol_constants():
-    assert (claude.NAME, claude.LIVE_ANSWER, claude.SEPARATOR) == ("claude", False, "\n\n")
-    assert not hasattr(claude, "old_format")  # docs/formats.md#claude-code has no older shape
+    found = claude.FORMAT
+    assert (found.name, found.live_answer, found.separator) == ("claude", False, "\n\n")
+    assert claude.FORMAT.old_format is None  # docs/formats.md#claude-code: no older shape
 
 
 def test_importing_the_module_loads_little():
@@ -863,7 +864,7 @@ def test_importing_the_module_loads_little():
             "print(sorted(m for m in sys.modules if m.startswith('ndagent')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
-    assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
+    assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats", "ndagent.formats.base",
                             "ndagent.formats.claude", "ndagent.model", "ndagent.selection",
                             "ndagent.sources", "ndagent.terminal"]
 

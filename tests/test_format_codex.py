@@ -386,7 +386,8 @@ def test_success_with_one_tool_call():
     assert events[-1].usage == {"input": 1302, "cacheRead": 6912, "cacheWrite": 0,
                                 "output": 187}
     assert events[-1].start is events[0]
-    assert codex.LIVE_ANSWER is False and codex.SEPARATOR == "\n\n" and codex.NAME == "codex"
+    found = codex.FORMAT
+    assert found.live_answer is False and found.separator == "\n\n" and found.name == "codex"
 
 
 def test_parallel_calls_end_in_completion_order():
@@ -900,8 +901,9 @@ def test_the_module_imports_only_the_model_at_first():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert eval(done.stdout) == ["ndagent", "ndagent.decoder", "ndagent.formats",
-                                 "ndagent.formats.codex", "ndagent.model", "ndagent.selection",
-                                 "ndagent.sources", "ndagent.terminal"]
+                                 "ndagent.formats.base", "ndagent.formats.codex",
+                                 "ndagent.model", "ndagent.selection", "ndagent.sources",
+                                 "ndagent.terminal"]
 
 
 # The markers: the lines they pass over change no event.

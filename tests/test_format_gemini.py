@@ -611,7 +611,7 @@ def test_decides(data, decisive):
 
 
 def test_no_old_format_to_recognise():
-    assert not hasattr(gemini, "old_format")
+    assert gemini.FORMAT.old_format is None
 
 
 # The prefilter: markers select every line that matters.
@@ -842,8 +842,8 @@ def test_import_is_light():
 
 def test_protocol_surface():
     assert gemini.NAME == "gemini"
-    assert gemini.LIVE_ANSWER is False
-    assert gemini.SEPARATOR == "\n\n"
+    assert gemini.FORMAT.live_answer is False
+    assert gemini.FORMAT.separator == "\n\n"
     reader = gemini.Reader("x", checks=False)
     assert reader.finish() == []
     assert reader.skipped(Skipped("x", 4))[0].line == 4

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import ndagent
-from ndagent import cli
-from ndagent.formats import NAMES, get
+from ndagent import cli, formats
 
 PACKAGE = Path(ndagent.__file__).parent
 
@@ -23,6 +22,7 @@ LAYERS = (
     ("selection",),
     ("decoder",),
     ("model",),
+    ("formats.base",),
     ("formats",),
     ("figures",),
     ("output",),
@@ -50,7 +50,7 @@ def _layer(module):
     if len(parts) == 1:
         return -1
     for index, names in enumerate(LAYERS):
-        if parts[1] in names:
+        if ".".join(parts[1:3]) in names or parts[1] in names:
             return index
     raise AssertionError(f"{module} is in no layer: add it to LAYERS")
 
@@ -100,13 +100,13 @@ def _strings(path):
 
 
 def _raw_type(text):
-    return any(get(agent).may_decide(text) for agent in NAMES)
+    return any(each.may_decide(text) for each in formats.all_formats())
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda path: path.name)
 def test_no_agent_or_raw_event_type_named_outside_the_formats(path):
     named = [(line, text) for line, text in _strings(path)
-             if text in NAMES or (_raw_type(text) and text not in OWN_WORDS)]
+             if text in formats.names() or (_raw_type(text) and text not in OWN_WORDS)]
     assert named == [], f"{path.name} names an agent or a raw event type: {named}"
 
 

@@ -1,57 +1,19 @@
-"""The agents' formats: one module per agent, and how an input's agent is told.
+"""The agents' formats, one module each, and how an input's agent is told.
 
-Each module (``cursor``, ``claude``, ``codex``, ``gemini``) knows its agent's stream and
-nothing else, and offers:
-
-- ``NAME``: the agent's name (``--agent NAME``);
-- ``decides(data)``: whether a decoded object is decisive for this agent
-  (docs/detection.md#telling-the-agent: keys and values, never key order); the tests of
-  the modules are exclusive;
-- ``may_decide(kind)``: whether ``decides`` can be true of an object whose type is the
-  string ``kind`` (so that the objects of a stream are tested only by the agents whose
-  test looks at their type);
-- ``markers(needs)``: the decoder markers (``ndagent.selection.Selection``) of the raw
-  lines that can matter for ``needs``, a set of ``"text"`` (Text events), ``"tools"``
-  (ToolStart and ToolEnd), ``"ends"`` (RunEnd: answer, usage, native object) and
-  ``"native"`` (RunEnd but the answer of a run cut off: what the json verb needs); the
-  lines that begin and end runs are always among them.  None instead when those lines
-  are (nearly) all the agent writes: then the decoder decodes every line, which costs
-  less than finding them;
-- ``Reader(source, checks, needs=None)``: turns one input's decoded items into model events
-  (``ndagent.model``): ``event(event)`` for a decoder Event, ``skipped(item)`` for a
-  decoder Skipped item (lines passed over: events of kinds not needed, which may still
-  begin a run), ``finish()`` at the end of the input (the RunEnd of a run cut off).
-  Each returns a list of model events.  With ``checks``, it also makes the ``Note``s of
-  its schema checks, for ``validate``; ``needs`` (as for ``markers``, or None for
-  every event) lets it keep less, and leave out the events not needed;
-- ``CHECKS``: {check: (severity, meaning)} of those schema checks; one named
-  ``call-open`` gives the calls still open when a run ends well a check and a severity
-  of the format's own (else they are the generic ``call-unfinished`` errors);
-- ``LIVE_ANSWER``: whether the answer is all the Text of a run, printed as it arrives
-  (Cursor), rather than known only at the run's end;
-- ``SEPARATOR``: what ``result --live`` prints between two messages' Text;
-- ``RUN_END``: the event that ends a run, for the message of a run cut off;
-- ``NOISE_LINES``: whether the agent itself writes lines that are not JSON on its
-  stream (``validate`` warns of them rather than count them errors);
-- optionally ``splits_between(before, after, checks)`` and ``SPLIT_NEEDLE``: whether
-  the stream may be cut between two adjacent lines, decoded, and each part read on its
-  own with the same findings (the Reader, with ``checks`` or not, carries nothing
-  across), and bytes that each line ``after`` holds, to find them by; a large file of
-  such an agent may then be read in parts, in as many processes (``ndagent.workers``);
-- optionally ``old_format(data)`` and ``OLD_FORMAT``: an object of an older shape of
-  the agent's stream, which ndagent does not read, and the message that says so.
-
-The registry below names them; a new agent is one module and one line here.  How an
-input's agent is told (docs/detection.md) is ``Detector``'s; ``OtherAgents`` tells, after
-that, an object of another agent in it.
+Each module of this package declares its agent's stream in one object, ``FORMAT``
+(``ndagent.formats.base.Format``: its fields say what each part of the protocol is);
+the registry below finds the modules by themselves, so that a new agent is one module
+(``template.py`` copied and filled in) and no other file.  ``register`` adds a format
+made elsewhere (a test's, a script's).  How an input's agent is told
+(docs/detection.md) is ``Detector``'s; ``OtherAgents`` tells, after that, an object of
+another agent in it.
 """
 
+import pkgutil
 from importlib import import_module
 
+from ndagent.formats.base import Format
 from ndagent.terminal import quote
-
-# In the order detection tries them.
-NAMES = ("cursor", "claude", "codex", "gemini")
 
 # How many JSON objects detection reads before it gives up looking for a decisive one.
 DETECT_OBJECTS = 100
@@ -62,27 +24,73 @@ MAX_TYPES = 1024
 # The message of an input that is an agent's json output rather than its stream.
 JSON_OUTPUT = "json output, not stream-json"
 
+# The modules of this package that declare no agent.
+_NOT_AGENTS = frozenset({"base", "template"})
 
-_MODULES = {}
+_REGISTERED = {}  # name -> Format, in the order of their ``order``, then name
+
+
+def register(found):
+    """Add a Format to those ndagent reads (one of the same name is replaced)."""
+    if not isinstance(found, Format):
+        raise TypeError(f"not a Format: {found!r}")
+    _keep({**_formats(), found.name: found})
+
+
+def unregister(name):
+    """Take an agent's Format out of those ndagent reads (a test's, after it)."""
+    formats = dict(_formats())
+    del formats[name]
+    _keep(formats)
+
+
+def _keep(formats):
+    if sum(1 for each in formats.values() if each.fallback_types is not None) > 1:
+        raise ValueError("fallback_types: one format at most")
+    _REGISTERED.clear()
+    _REGISTERED.update(sorted(formats.items(), key=lambda item: (item[1].order, item[0])))
+
+
+def _formats():
+    """The registered formats, first the package's own modules' (imported once)."""
+    if not _REGISTERED:
+        found = [import_module(f"{__name__}.{module.name}").FORMAT
+                 for module in pkgutil.iter_modules(__path__)
+                 if module.name not in _NOT_AGENTS]
+        _keep({each.name: each for each in found})
+    return _REGISTERED
+
+
+def names():
+    """The names of the agents ndagent reads, in their order."""
+    return tuple(_formats())
 
 
 def get(name):
-    """The format module of an agent (imported once: detection asks for every agent's
-    at each input, and import_module costs more than a look-up)."""
-    module = _MODULES.get(name)
-    if module is None:
-        if name not in NAMES:
-            raise LookupError(name)
-        module = _MODULES[name] = import_module(f"ndagent.formats.{name}")
-    return module
+    """The Format of an agent."""
+    found = _formats().get(name)
+    if found is None:
+        raise LookupError(name)
+    return found
+
+
+def all_formats():
+    """Every registered Format, in order."""
+    return tuple(_formats().values())
+
+
+def fallback():
+    """The format of an input with no decisive object whose types it names, or None."""
+    return next((found for found in all_formats() if found.fallback_types is not None), None)
 
 
 class Detector:
     """Tells an input's agent from its first JSON objects
     (docs/detection.md#telling-the-agent): the first object decisive for an agent
     decides; after ``DETECT_OBJECTS`` objects, or at the end of the input, with none
-    decisive, the input is Cursor's when every object's type is one Cursor uses (or
-    there was no object), else no agent's (docs/detection.md#when-nothing-is-decisive).
+    decisive, the input is the fallback format's (``fallback``: Cursor's) when every
+    object's type is one of its ``fallback_types`` (or there was no object), else no
+    agent's (docs/detection.md#when-nothing-is-decisive).
     ``forced``: the agent of ``--agent`` (None for auto): another agent's decisive
     object is then an error, and it is the agent of an input with none.
 
@@ -90,15 +98,16 @@ class Detector:
     (``json_output``) is that json output, not stream-json, whatever ``--agent`` says
     (a stream one of whose lines is damaged to look so still has its decisive objects).
 
-    ``add`` and ``end`` return None while undecided, else ``(module, None, None)``, or
+    ``add`` and ``end`` return None while undecided, else ``(format, None, None)``, or
     ``(None, line, message)`` for an input that is not read."""
 
     def __init__(self, forced=None):
         self.forced = None if forced is None else get(forced)
-        self.modules = [get(name) for name in NAMES]
+        self.modules = all_formats()
+        self.fallback = fallback()
         self.objects = 0
         self.first = None  # (line, type) of the first object
-        self.cursor_types = True
+        self.fallback_types = True  # whether every object's type is the fallback's
         self.json_output = None  # the line of the first that begins json output
 
     def add(self, data, line):
@@ -112,14 +121,14 @@ class Detector:
                 forced = self.forced
                 if forced is not None and forced is not module:
                     return (None, line,
-                            f"a {module.NAME} stream, not {forced.NAME} (--agent {forced.NAME})")
+                            f"a {module.name} stream, not {forced.name} (--agent {forced.name})")
                 return module, None, None
         for module in self.modules:
-            old = getattr(module, "old_format", None)
-            if old is not None and old(data):
-                return None, line, module.OLD_FORMAT
-        if self.cursor_types:
-            self.cursor_types = kind.__class__ is str and kind in get("cursor").TYPES
+            if module.old_format is not None and module.old_format(data):
+                return None, line, module.old_format_message
+        if self.fallback_types:
+            self.fallback_types = (self.fallback is not None and kind.__class__ is str
+                                   and kind in self.fallback.fallback_types)
         if self.objects >= DETECT_OBJECTS:
             return self.end()
         return None
@@ -136,8 +145,8 @@ class Detector:
             return None, self.json_output, JSON_OUTPUT
         if self.forced is not None:
             return self.forced, None, None
-        if self.cursor_types:
-            return get("cursor"), None, None
+        if self.fallback_types and self.fallback is not None:
+            return self.fallback, None, None
         line, kind = self.first
         kind = f'type "{quote(kind)}"' if kind.__class__ is str else "no type"
         return None, line, f"not an agent stream: no known event (first object: {kind})"
@@ -153,7 +162,7 @@ class OtherAgents:
     ``tests`` learns them for a type not seen yet."""
 
     def __init__(self, module):
-        self.others = tuple(other for other in map(get, NAMES) if other is not module)
+        self.others = tuple(other for other in all_formats() if other is not module)
         self.by_type = {}
 
     def tests(self, kind):

@@ -26,17 +26,11 @@ import re
 from io import StringIO
 
 from ndagent.decoder import RawNumber
+from ndagent.formats.base import Format
 from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 from ndagent.terminal import quote
 
 NAME = "claude"
-
-# The answer is known at the run's end only: before the result, no message is known to
-# be the last (docs/verbs.md#result).
-LIVE_ANSWER = False
-SEPARATOR = "\n\n"
-RUN_END = "a result event"
-NOISE_LINES = False
 
 # The checks of this format that ``validate`` adds to the generic ones (docs/verbs.md#validate).
 CHECKS = {
@@ -741,3 +735,19 @@ def _retry_message(data):
 def _epoch_ms(value):
     """An ISO 8601 timestamp in epoch milliseconds, or None; without a zone, UTC."""
     return epoch_ms(value, zone_required=False)
+
+
+FORMAT = Format(
+    name=NAME,
+    title="Claude Code",
+    invocation="claude -p --output-format stream-json --verbose",
+    decides=decides,
+    may_decide=may_decide,
+    markers=markers,
+    reader=Reader,
+    checks=CHECKS,
+    run_end="a result event",
+    splits_between=splits_between,
+    split_needle=SPLIT_NEEDLE,
+    order=20,
+)

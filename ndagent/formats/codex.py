@@ -19,23 +19,14 @@ objects of no agent) neither begin a run nor end one.
 from collections import OrderedDict
 
 from ndagent.decoder import RawNumber
+from ndagent.formats.base import Format
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.terminal import quote
-
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "OLD_FORMAT", "RUN_END",
-           "SEPARATOR", "SPLIT_NEEDLE", "Reader", "decides", "markers", "may_decide",
-           "old_format", "splits_between"]
 
 NAME = "codex"
 
 # What is said of an input in the format before 0.44.
 OLD_FORMAT = "unsupported codex format (before 0.44)"
-
-# The answer is the last agent_message, known only at the turn's end.
-LIVE_ANSWER = False
-SEPARATOR = "\n\n"
-RUN_END = "a turn.completed or turn.failed event"
-NOISE_LINES = False
 
 CHECKS = {
     "thread-start": ("warning", "a turn.started with no thread.started before it"),
@@ -538,3 +529,21 @@ def _quote(text):
 
 def _note(check, message, event):
     return Note(check=check, message=message, source=event.source, line=event.line)
+
+
+FORMAT = Format(
+    name=NAME,
+    title="Codex CLI",
+    invocation="codex exec --json",
+    decides=decides,
+    may_decide=may_decide,
+    markers=markers,
+    reader=Reader,
+    checks=CHECKS,
+    run_end="a turn.completed or turn.failed event",
+    splits_between=splits_between,
+    split_needle=SPLIT_NEEDLE,
+    old_format=old_format,
+    old_format_message=OLD_FORMAT,
+    order=30,
+)

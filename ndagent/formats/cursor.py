@@ -8,20 +8,11 @@ checks.  The rules follow docs/formats.md#cursor-agent-cli.
 """
 
 from ndagent.decoder import RawNumber, Skipped
+from ndagent.formats.base import Format
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, json_size
 from ndagent.terminal import quote
 
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "SPLIT_NEEDLE", "STRICT_ONLY", "TYPES", "Reader", "decides", "markers",
-           "may_decide", "splits_between"]
-
 NAME = "cursor"
-
-# The answer is every assistant segment, printed as it arrives; segments join with nothing.
-LIVE_ANSWER = True
-SEPARATOR = ""
-RUN_END = "a result event"
-NOISE_LINES = False
 
 # The schema checks (the generic ones are validate's own).
 CHECKS = {
@@ -36,7 +27,6 @@ CHECKS = {
 }
 
 # Checks for what clients must ignore: reported under --strict only.
-STRICT_ONLY = ("unknown-type", "unknown-field")
 
 # The key order of the `json` output format's one object.
 JSON_KEY_ORDER = (
@@ -100,12 +90,6 @@ class ToolCall:
         return "unknown"
 
     @property
-    def completed_status(self):
-        """How the call of a completed event ended: its outcome, or ``unknown`` when the
-        event holds no result."""
-        return self.outcome or "unknown"
-
-    @property
     def result(self):
         """The object under the outcome key, or None."""
         outcome = self.outcome
@@ -144,20 +128,6 @@ class ToolCall:
             return self.name
         found = _target_in(self.kind, self.args)
         return found if found is not None else _target_in(self.kind, self.result)
-
-    def kept(self):
-        """This call with only what the properties above read (args, name, result): what
-        a command keeps of a started call until it completes."""
-        body = self.body
-        return ToolCall(self.kind, {key: body[key] for key in (self._args_key, "name", "result")
-                                    if key in body})
-
-    def with_args(self, args):
-        """This call, given ``args`` (its started event's) when it has none of its own:
-        a completed event may lack them."""
-        if args is None or self.args is not None:
-            return self
-        return ToolCall(self.kind, {**self.body, self._args_key: args})
 
 
 def _target_in(kind, place):
@@ -791,3 +761,24 @@ def _usage(usage):
     return {"input": usage.get("inputTokens"), "cacheRead": usage.get("cacheReadTokens"),
             "cacheWrite": usage.get("cacheWriteTokens"), "output": usage.get("outputTokens")}
 
+
+FORMAT = Format(
+    name=NAME,
+    title="Cursor Agent CLI",
+    invocation="cursor-agent -p --output-format stream-json",
+    decides=decides,
+    may_decide=may_decide,
+    markers=markers,
+    reader=Reader,
+    checks=CHECKS,
+    run_end="a result event",
+    # The answer is every assistant segment, printed as it arrives; they join with
+    # nothing.
+    live_answer=True,
+    separator="",
+    strict_only=("unknown-type", "unknown-field"),
+    splits_between=splits_between,
+    split_needle=SPLIT_NEEDLE,
+    fallback_types=TYPES,
+    order=10,
+)

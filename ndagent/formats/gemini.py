@@ -9,21 +9,11 @@ only figures are the ``result``'s ``stats``; every event has an ISO ``timestamp`
 only clock.
 """
 
+from ndagent.formats.base import Format
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 from ndagent.terminal import quote
 
-__all__ = ["CHECKS", "LIVE_ANSWER", "NAME", "NOISE_LINES", "RUN_END", "SEPARATOR",
-           "SPLIT_NEEDLE", "Reader", "decides", "markers", "may_decide",
-           "splits_between"]
-
 NAME = "gemini"
-
-# The answer is the text after the last tool event: known only at the run's end.
-LIVE_ANSWER = False
-SEPARATOR = "\n\n"
-RUN_END = "a result event"
-# The CLI writes notices ("Loaded cached credentials.") on standard output too.
-NOISE_LINES = True
 
 # Gemini's schema checks (docs/verbs.md#validate); the generic ones are the frame's.
 CHECKS = {
@@ -477,3 +467,21 @@ def _failure(data, run):
         return run.last_error[1]
     status = data.get("status")
     return f'result status "{status}"' if status.__class__ is str else "result status"
+
+
+FORMAT = Format(
+    name=NAME,
+    title="Gemini CLI",
+    invocation="gemini -p --output-format stream-json",
+    decides=decides,
+    may_decide=may_decide,
+    markers=markers,
+    reader=Reader,
+    checks=CHECKS,
+    run_end="a result event",
+    # The CLI writes notices ("Loaded cached credentials.") on standard output too.
+    noise_lines=True,
+    splits_between=splits_between,
+    split_needle=SPLIT_NEEDLE,
+    order=40,
+)

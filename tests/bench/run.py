@@ -18,10 +18,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from shlex import quote
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-BIN = Path(sys.executable).parent
 sys.path.insert(0, str(HERE))
 
 from generate import AGENTS, generate, run_lines  # noqa: E402 - beside this file
@@ -110,6 +110,12 @@ def has_taskset():
     return platform.system() == "Linux" and shutil.which("taskset") is not None
 
 
+def ndagent(verb):
+    """``ndagent-VERB`` of this checkout (not of whatever is installed: a copy of the
+    tree can be measured while the tree changes)."""
+    return checkout_command(ROOT, verb)
+
+
 def checkout_command(folder, verb):
     """``ndagent-VERB`` of the checkout ``folder``, run with this Python: the way an
     earlier version runs, and this one beside it, so that both start alike."""
@@ -150,9 +156,9 @@ def before_bench(data, stream, before, rounds):
 def jobs_bench(data, rounds, target=1.6):
     """validate over 2 000 files of about 40 KB: -j 2 against -j 1."""
     paths = [str(path) for path in small_files(data / "stats-2000", sorted(AGENTS))]
-    validate = str(BIN / "ndagent-validate")
-    our_s, their_s, ratio, rss = compare([validate, "-q", "-j", "2", *paths],
-                                         [validate, "-q", "-j", "1", *paths], rounds)
+    validate = ndagent("validate")
+    our_s, their_s, ratio, rss = compare([*validate, "-q", "-j", "2", *paths],
+                                         [*validate, "-q", "-j", "1", *paths], rounds)
     print(f"| `validate -q -j 2` | {our_s:.2f} s | `validate -q -j 1` | {their_s:.2f} s "
           f"| {ratio:.2f}x | {target}x | {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
     return [] if ratio >= target else ["validate -j 2"]
@@ -163,7 +169,7 @@ def startup(rounds):
     tiny = ROOT / "tests" / "fixtures" / "vendor-example.ndjson"
     ours, base = [], []
     for _ in range(rounds):
-        ours.append(timed([str(BIN / "ndagent-json"), str(tiny)])[0])
+        ours.append(timed([*ndagent("json"), str(tiny)])[0])
         base.append(timed([sys.executable, "-c", "import orjson"])[0])
     return statistics.median(ours), statistics.median(base)
 
@@ -224,7 +230,7 @@ def many_files_bench(data, rounds, single):
     print("|---|---|---|---|---|---|---|")
     missed = []
     for verb, (ours, program, _) in CASES.items():
-        our_s, jq_s, ratio, rss = compare([str(BIN / f"ndagent-{ours[0]}"), *ours[1:], *paths],
+        our_s, jq_s, ratio, rss = compare([*ndagent(ours[0]), *ours[1:], *paths],
                                           ["jq", *program, *paths], rounds)
         target = single[verb]
         if ratio < target:
@@ -240,8 +246,9 @@ def stats_bench(data, rounds, target=1.6):
     -s``)."""
     paths = [str(path) for path in small_files(data / "stats-2000", sorted(AGENTS))]
     megabytes = sum(os.path.getsize(path) for path in paths) / 1e6
-    stats = str(BIN / "ndagent-stats")
-    recipe = ["bash", "-c", f'"{BIN / "ndagent-json"}" "$@" | jq -s "{{runs: length, '
+    stats = ndagent("stats")
+    json = " ".join(map(quote, ndagent("json")))
+    recipe = ["bash", "-c", f'{json} "$@" | jq -s "{{runs: length, '
                             'duration_ms: (map(.duration_ms // 0) | add)}" >/dev/null', "-"]
     print(f"\n`stats` over {len(paths)} files of about 40 KB ({megabytes:.0f} MB, the four "
           "agents in turn):\n")
@@ -249,9 +256,9 @@ def stats_bench(data, rounds, target=1.6):
     print("|---|---|---|---|---|---|---|---|")
     missed = []
     for ours, theirs, name, goal in (
-            (["-j", "2"], [stats, "-j", "1", *paths], "`stats -j 1`", target),
+            (["-j", "2"], [*stats, "-j", "1", *paths], "`stats -j 1`", target),
             ([], [*recipe, *paths], "`json \\| jq -s`", 1)):
-        our_s, their_s, ratio, rss = compare([stats, *ours, *paths], theirs, rounds)
+        our_s, their_s, ratio, rss = compare([*stats, *ours, *paths], theirs, rounds)
         if ratio < goal:
             missed.append(f"{' '.join(['stats', *ours])}")
         print(f"| `{' '.join(['stats', *ours])}` | {our_s:.2f} s | {name} | {their_s:.2f} s "
@@ -295,7 +302,7 @@ def main():
         inputs = [("file", None), ("pipe", stream)] if verb == "json" else [("file", None)]
         for kind, stdin_path in inputs:
             file_args = [] if stdin_path else [str(stream)]
-            argv = [str(BIN / f"ndagent-{ours[0]}"), *ours[1:], *file_args]
+            argv = [*ndagent(ours[0]), *ours[1:], *file_args]
             our_s, jq_s, ratio, rss = compare(argv, ["jq", *program, *file_args], args.rounds,
                                               stdin_path)
             scaling, goal, met = "", "", ""
@@ -322,7 +329,7 @@ def main():
             generate(path, args.mb, seed=1, agent=agent)
         size = path.stat().st_size / 1e6
         our_s, jq_s, ratio, rss = compare(
-            [str(BIN / f"ndagent-{ours[0]}"), *ours[1:], str(path)],
+            [*ndagent(ours[0]), *ours[1:], str(path)],
             ["jq", *program, str(path)], args.rounds)
         target = OF_CURSOR * single[ours[0]]
         if ratio < target:

@@ -1,0 +1,85 @@
+"""The format protocol: what a format module declares about its agent's stream, in one
+``Format`` object named ``FORMAT``, with the defaults filled in here once.
+
+The frame and the verbs know an agent only through this object: how its stream is
+told from others (``decides``, ``may_decide``), which lines matter (``markers``), how
+its events become the common model (``reader``), the checks of validate (``checks``),
+where a large stream may be cut (``splits_between``), how its answer is known, and
+the prose its commands' --help says of it.  ``ndagent/formats/template.py`` is a
+module to copy for a new agent; CONTRIBUTING.md walks through it.
+"""
+
+# The verbs whose --help may say something of an agent (``Format.help``).
+HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run")
+
+
+class Format:
+    """One agent's stream.
+
+    Required: ``name`` (``--agent NAME``, lower case), ``title`` (for people: "Codex
+    CLI"), ``invocation`` (the command line that prints the stream), ``decides(data)``
+    (whether a decoded object is decisive for this agent: keys and values, never key
+    order; exclusive with every other format's), ``may_decide(kind)`` (whether
+    ``decides`` can be true of an object whose type is the string ``kind``),
+    ``markers(needs)`` (the ``selection.Selection`` markers of the lines that can
+    matter for ``needs``, a set of "text", "tools", "tool_ends", "ends", "native";
+    the lines that begin and end runs always among them; or None to decode every
+    line), ``reader`` (the Reader class: ``reader(source, checks, needs)``, with
+    ``event(item)``, ``skipped(item)`` and ``finish()``, each a list of model events),
+    ``checks`` ({check: (severity, meaning)} of its schema checks) and ``run_end``
+    (the event that ends a run, for the message of a run cut off: "a result event").
+
+    Optional: ``live_answer`` (the answer is all the run's Text, known as it arrives,
+    rather than only at its end: then a failed run's text is still its answer, and
+    validate compares the two), ``separator`` (what ``result --live`` prints between
+    two messages), ``noise_lines`` (the agent itself writes lines that are not JSON on
+    its stream: validate warns of them), ``strict_only`` (checks reported only under
+    --strict), ``splits_between(before, after, checks)`` with ``split_needle`` (whether
+    the stream may be cut between two adjacent decoded lines, each part read on its
+    own with the same findings; bytes that every line ``after`` holds, to find them
+    by), ``old_format(data)`` with ``old_format_message`` (an object of an older shape
+    of the stream that ndagent does not read, and what to say of it),
+    ``fallback_types`` (the event types of an input with no decisive object that is
+    then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
+    verb's --help says of this agent) and ``order`` (where it stands in listings)."""
+
+    __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers", "reader",
+                 "checks", "run_end", "live_answer", "separator", "noise_lines",
+                 "strict_only", "splits_between", "split_needle", "old_format",
+                 "old_format_message", "fallback_types", "help", "order")
+
+    def __init__(self, *, name, title, invocation, decides, may_decide, markers, reader,
+                 checks, run_end, live_answer=False, separator="\n\n", noise_lines=False,
+                 strict_only=(), splits_between=None, split_needle=None, old_format=None,
+                 old_format_message=None, fallback_types=None, help=None, order=100):
+        if not (name.isascii() and name.isidentifier() and name.islower()):
+            raise ValueError(f"a format's name is a lower-case word: {name!r}")
+        if (splits_between is None) != (split_needle is None):
+            raise ValueError(f"{name}: splits_between and split_needle go together")
+        if (old_format is None) != (old_format_message is None):
+            raise ValueError(f"{name}: old_format and old_format_message go together")
+        unknown = set(help or {}) - set(HELP_VERBS)
+        if unknown:
+            raise ValueError(f"{name}: help for no such verb: {sorted(unknown)}")
+        self.name, self.title, self.invocation = name, title, invocation
+        self.decides, self.may_decide, self.markers = decides, may_decide, markers
+        self.reader, self.checks, self.run_end = reader, checks, run_end
+        self.live_answer, self.separator, self.noise_lines = live_answer, separator, noise_lines
+        self.strict_only = frozenset(strict_only)
+        self.splits_between, self.split_needle = splits_between, split_needle
+        self.old_format, self.old_format_message = old_format, old_format_message
+        self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
+        self.help = dict(help or {})
+        self.order = order
+
+    def answer(self, end):
+        """The answer of a run at its end (a model RunEnd), as the agent's own json mode
+        gives it ("" where it gave none), or None for a run that has none: a failed
+        run has one only where the answer is live (its text is the answer whatever
+        came of the run)."""
+        if not (end.ok or end.cutoff or self.live_answer):
+            return None
+        return end.answer if end.answer.__class__ is str else ""
+
+    def __repr__(self):
+        return f"<format {self.name}>"

@@ -1,0 +1,197 @@
+"""The format protocol (ndagent.formats.base.Format): a toy agent, made here from the
+template module with event names of its own and registered through the protocol
+alone, is read by every verb; and a contract that every registered format keeps,
+checked on every format's own fixtures."""
+
+import importlib.util
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import InProcess
+
+import ndagent
+from ndagent import formats
+from ndagent.decoder import Event, decode_line
+from ndagent.formats.base import Format
+from ndagent.model import RunEnd, RunStart
+from ndagent.selection import Selection
+
+TESTS = Path(__file__).resolve().parent
+TEMPLATE = Path(ndagent.__file__).parent / "formats" / "template.py"
+NEEDS = [frozenset(), frozenset({"text"}), frozenset({"tools"}), frozenset({"tool_ends"}),
+         frozenset({"ends"}), frozenset({"native"}), frozenset({"text", "tools", "ends"})]
+
+
+def toy_format():
+    """The template, filled in as a new agent's module would be: its own name and its
+    own event types ("toy.hello", ...)."""
+    source = TEMPLATE.read_text(encoding="utf-8")
+    for old, new in (('"template"', '"toy"'), ('f"template.{kind}"', 'f"toy.{kind}"'),
+                     ('("start", "text", "call", "result", "end")',
+                      '("hello", "say", "use", "used", "bye")'),
+                     ("b'\"template.start\"'", "b'\"toy.hello\"'"),
+                     ('"Template agent"', '"Toy agent"'),
+                     ('"template-agent --json"', '"toy --json"')):
+        assert old in source, old
+        source = source.replace(old, new)
+    spec = importlib.util.spec_from_loader("toy_format", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(compile(source, "toy_format.py", "exec"), module.__dict__)  # noqa: S102 - our own
+    return module.FORMAT
+
+
+def toy_lines(answer="All done."):
+    """One toy run: a start, text, a call that succeeds, the end with usage."""
+    return [{"type": "toy.hello", "session": "s1", "model": "toy-1"},
+            {"type": "toy.say", "text": "Reading a.py. "},
+            {"type": "toy.use", "id": "c1", "tool": "read", "input": {"path": "a.py"}},
+            {"type": "toy.used", "id": "c1", "tool": "read", "ok": True, "output": "print(1)"},
+            {"type": "toy.say", "text": answer},
+            {"type": "toy.bye", "ok": True, "answer": answer, "usage": {"in": 5, "out": 2}}]
+
+
+def stream(lines):
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+@pytest.fixture
+def toy():
+    found = toy_format()
+    formats.register(found)
+    try:
+        yield found
+    finally:
+        formats.unregister(found.name)
+
+
+in_process = InProcess()
+
+
+def test_the_toy_agent_is_read_by_every_verb(toy, tmp_path):
+    path = tmp_path / "toy.ndjson"
+    data = stream(toy_lines() + toy_lines("Second."))
+    path.write_bytes(data)
+    status, out, err = in_process("json", b"", path)
+    assert (status, err) == (0, b"")
+    assert [orjson.loads(line)["answer"] for line in out.splitlines()] == ["All done.",
+                                                                          "Second."]
+    assert in_process("result", b"", path) == (0, b"All done.\nSecond.\n", b"")
+    assert in_process("text", b"", "-v", path)[1] == b"Read file: a.py\nRead file: a.py\n"
+    status, out, err = in_process("tools", b"", path)
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert [(record["kind"], record["status"], record["agent"]) for record in records] == [
+        ("read", "success", "toy")] * 2
+    assert in_process("validate", b"", path)[:2] == (
+        0, f"{path}: 12 events, 2 runs, 0 errors, 0 warnings\n".encode())
+    status, out, _ = in_process("stats", b"", "--format", "ndjson", path)
+    figures = orjson.loads(out)
+    assert status == 0 and figures["runs"]["ok"] == 2 and figures["tokens"]["output"] == 2 * 2
+
+
+def test_the_toy_agent_is_told_named_and_cut_like_any_other(toy, tmp_path):
+    path = tmp_path / "toy.ndjson"
+    path.write_bytes(stream(toy_lines()))
+    assert toy.name in formats.names()
+    assert "toy" in in_process("json", b"", "--help")[1].decode()
+    cut = stream(toy_lines())[:-20]
+    status, _, err = in_process("result", cut)
+    assert status == 1 and b"run ended without an end event" in err
+    claude = (TESTS / "golden" / "claude" / "success-tools" / "input.ndjson").read_bytes()
+    status, _, err = in_process("json", b"", "--agent", "toy", "-")
+    assert status == 1
+    status, _, err = in_process("json", claude, "--agent", "toy")
+    assert status == 1 and b"a claude stream, not toy (--agent toy)" in err
+
+
+def test_a_format_declares_what_goes_together():
+    fields = {"name": "x", "title": "X", "invocation": "x", "decides": bool,
+              "may_decide": bool, "markers": lambda needs: None, "reader": object,
+              "checks": {}, "run_end": "an end"}
+    Format(**fields)
+    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"old_format": bool},
+                  {"help": {"nosuchverb": "text"}}):
+        with pytest.raises(ValueError):
+            Format(**{**fields, **wrong})
+    with pytest.raises(TypeError):
+        formats.register(object())
+
+
+# The contract, over every format and its fixtures.
+
+def fixture_lines(found):
+    """The decoded objects of the format's own fixtures: its golden inputs (the toy's:
+    its runs), each input a list."""
+    if found.name == "toy":
+        return [toy_lines() + toy_lines("again")]
+    inputs = []
+    for path in sorted((TESTS / "golden" / found.name).glob("*/input.ndjson")):
+        objects = [decode_line(line) for line in path.read_bytes().splitlines()]
+        inputs.append([value for value in objects if value.__class__ is dict])
+    assert inputs, f"no fixtures for {found.name}"
+    return inputs
+
+
+def every_format():
+    return [*formats.all_formats(), toy_format()]
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_decides_is_exclusive_and_said_by_may_decide(found):
+    others = [other for other in every_format() if other.name != found.name]
+    for objects in fixture_lines(found):
+        for data in objects:
+            kind = data.get("type")
+            assert not found.decides(data) or found.may_decide(kind), data
+            assert not any(other.decides(data) for other in others), (found.name, data)
+
+
+def reader_events(found, objects):
+    """(object index, model event) of a Reader with checks over the objects."""
+    reader = found.reader("x", True, None)
+    events = []
+    for index, data in enumerate(objects):
+        item = Event("x", index + 1, data)
+        events += [(index, event) for event in reader.event(item)]
+    return events, reader.finish()
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_the_markers_take_every_line_that_begins_or_ends_a_run(found):
+    for objects in fixture_lines(found):
+        events, _ = reader_events(found, objects)
+        bounds = {index for index, event in events
+                  if event.__class__ is RunStart and event.announced
+                  or event.__class__ is RunEnd and not event.cutoff}
+        for needs in NEEDS:
+            markers = found.markers(needs)
+            if markers is None:
+                continue
+            selection = Selection(markers)
+            assert all(selection.wants(objects[index]) for index in bounds), (needs, found)
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_a_cut_falls_only_between_runs(found):
+    """Where ``splits_between`` allows a cut, the run before ended at the line before
+    it and the next begins at the line after it, holding the needle."""
+    if found.splits_between is None:
+        return
+    for objects in fixture_lines(found):
+        events, _ = reader_events(found, objects)
+        ends = {index for index, event in events if event.__class__ is RunEnd}
+        starts = {index for index, event in events if event.__class__ is RunStart}
+        for index in range(1, len(objects)):
+            for checks in (False, True):
+                if found.splits_between(objects[index - 1], objects[index], checks):
+                    assert index - 1 in ends and index in starts, (found.name, index)
+                    assert found.split_needle in orjson.dumps(objects[index])
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_every_note_is_a_check_the_format_declares(found):
+    for objects in fixture_lines(found):
+        events, last = reader_events(found, objects)
+        notes = [event for _, event in events if event.__class__.__name__ == "Note"]
+        assert {note.check for note in notes} <= set(found.checks), found.name
+        assert all(event.__class__ is RunEnd for event in last)
