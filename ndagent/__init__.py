@@ -1,10 +1,10 @@
 """ndagent: small Unix filters for the NDJSON event streams of AI coding agents.
 
-The commands are ``ndagent json``, ``result``, ``text``, ``tools`` and ``validate``,
-and ``ndagent run``, which runs an agent and shows its stream as one of them does.
-For scripts, ``ndagent.decoder`` reads streams (``iter_items``, ``batches``), each
-agent's module in ``ndagent.formats`` knows what its events mean, and ``ndagent.model``
-holds the common events they become (runs, text, tool calls).
+The commands are ``ndagent json``, ``result``, ``text``, ``tools``, ``validate`` and
+``stats``, and ``ndagent run``, which runs an agent and shows its stream as one of them
+does.  For scripts, ``ndagent.decoder`` reads streams (``iter_items``, ``batches``),
+each agent's ``Format`` in ``ndagent.formats`` knows what its events mean, and
+``ndagent.model`` holds the common events they become (runs, text, tool calls).
 """
 
 import os

@@ -2,13 +2,14 @@
 written in order.
 
 A share is whatever the caller's ``work`` reads (a part of a FILE, a few FILEs): each
-goes to a child process, at most ``jobs`` at a time, which writes what it prints
-(output and messages, in the order they came) into a pipe, then the value its work
-returned.  This process writes each share's output in share order, so that the
-output is that of one process; what the later shares send meanwhile is held, up to
-HELD bytes in all, past which they wait: memory stays bounded however much they
-print.  A share that no child can be made for (no room for a process or a pipe) is
-read here, in its turn.  Nothing here knows what a share is or what reads it.
+goes to a child process, ``jobs`` of them at work at a time (one is started as soon as
+another ends), which writes what it prints (output and messages, in the order they
+came) into a pipe, then the value its work returned.  This process writes each
+share's output in share order, so that the output is that of one process; what the
+later shares send meanwhile is held, up to HELD bytes in all, past which they wait and
+no other starts: memory stays bounded however much they print.  A share that no child
+can be made for (no room for a process or a pipe) is read here, in its turn.  Nothing
+here knows what a share is or what reads it.
 """
 
 import os
@@ -23,11 +24,12 @@ from ndagent.sources import widen_pipe
 HELD = 32 << 20
 PIPE_BUFFER = 1 << 20
 _OUTPUT, _MESSAGE, _ONCE, _END = range(4)
+_HEADER = 9  # a frame: its kind (a byte), its length (8 bytes), its bytes
 
 
 def run(shares, jobs, out, work, taken):
     """Read ``shares`` with ``work(share, out)``, which returns a value (anything
-    pickle takes), each in a child, at most ``jobs`` at a time.  ``taken(index, value)`` is
+    pickle takes), each in a child, ``jobs`` at a time.  ``taken(index, value)`` is
     called in share order once a share's output is written; it returns whether to go
     on (False: the shares after it are not taken).  A child that ended without its
     value is said on ``out`` as a message and ends the run: the result is False, else
@@ -35,104 +37,129 @@ def run(shares, jobs, out, work, taken):
     import pickle  # lazy: only a command that runs shares pays for it
 
     out.flush()  # nothing of this process's is written again by a child
-    children = {}  # share index -> (pid, the read end of its pipe)
-    received = _Received(out, pickle.loads)
-    started = 0  # the shares a child was started for, or tried
+    children = _Children(shares, jobs, out, work, pickle)
     try:
         for index, share in enumerate(shares):
-            while started < len(shares) and started < index + jobs:
-                child = _start(work, shares[started], out.terminal,
-                               [pipe for _, pipe in children.values()], pickle.dumps)
-                if child is None:  # no room for another: this one reads it in turn
-                    break
-                children[started] = child
-                received.add(started, child[1])
-                started += 1
-            if index in children:
-                value = received.write(index)
-                _end(*children.pop(index))
+            children.start(index)
+            if index in children.pipes or index in children.data:
+                value = children.write(index)
                 if value is None:
                     return False
-            else:
-                started = max(started, index + 1)
+            else:  # no room for a child: this process reads it
+                children.started = index + 1
                 value = work(share, out)
                 out.flush()
             if not taken(index, value):
                 break
         return True
     finally:
-        for pid, pipe in children.values():
-            os.close(pipe)
-            _end(pid, None)
+        children.end()
 
 
-class _Received:
-    """What the children send, by share: ``write`` writes one share's as it comes,
-    holding what the later ones send meanwhile (HELD bytes in all)."""
+class _Children:
+    """The children of a run, by share: their pipes while open, what they sent that is
+    not written yet, their process ids until collected."""
 
-    def __init__(self, out, loads):
-        self.out = out
-        self.loads = loads
-        self.pipes = {}  # index -> pipe, while open
-        self.data = {}  # index -> what it sent and is not written yet
-        self.held = 0
+    def __init__(self, shares, jobs, out, work, pickle):
+        self.shares, self.jobs, self.out, self.work = shares, jobs, out, work
+        self.loads, self.dumps = pickle.loads, pickle.dumps
+        self.started = 0  # the shares a child was started for, or tried
+        self.pipes = {}  # share -> the read end of its pipe, while open
+        self.data = {}  # share -> what it sent and is not written yet
+        self.pids = {}  # share -> its process, until collected
+        self.held = 0  # the bytes in ``data`` of the shares after the one being written
 
-    def add(self, index, pipe):
-        self.pipes[index] = pipe
-        self.data[index] = bytearray()
+    def start(self, index):
+        """Start children while fewer than ``jobs`` are at work, there are shares
+        left, and what is held leaves room (share ``index``, being written, always
+        has one if one can be made)."""
+        while (self.started < len(self.shares) and len(self.pipes) < self.jobs
+               and (self.started == index or self.held < HELD)):
+            share = self.started
+            child = _start(self.work, self.shares[share], self.out.terminal,
+                           list(self.pipes.values()), self.dumps)
+            if child is None:
+                return
+            self.pids[share], self.pipes[share] = child
+            self.data[share] = bytearray()
+            self.started += 1
 
     def write(self, index):
         """Write what share ``index`` sends, to its end: the value it ended with, or
         None when it ended without one."""
-        data = self.data.pop(index)
+        data = self.data[index]
         self.held -= len(data)
         while True:
-            position, value = self._frames(data)
-            del data[:position]
+            position, value = _frames(data, self.out)
             self.out.flush()
+            del data[:position]
             if value is not None:
+                self._collect(index)
                 return self.loads(value)
             if index not in self.pipes:
+                self._collect(index)
                 return None
-            watched = [index]
-            if self.held < HELD:
-                watched += [later for later in self.pipes if later > index]
-            ready = set(select.select([self.pipes[share] for share in watched], [], [])[0])
-            for share in watched:
-                pipe = self.pipes[share]
-                if pipe not in ready:
-                    continue
-                more = os.read(pipe, PIPE_BUFFER)
-                if not more:
-                    del self.pipes[share]
-                if share == index:
-                    data += more
-                else:
-                    self.data[share] += more
-                    self.held += len(more)
+            self._wait(index)
+            self.start(index)
 
-    def _frames(self, data):
-        """Write the whole frames at the start of ``data``: (how many bytes they took,
-        the end frame's bytes or None)."""
-        out = self.out
-        position = 0  # frames: a kind, a length (8 bytes), the bytes
-        while len(data) - position >= 9:
-            size = int.from_bytes(data[position + 1:position + 9], "little")
-            if len(data) - position - 9 < size:
+    def _wait(self, index):
+        """Read what the children have sent, once one has: share ``index``'s always,
+        the others' while what is held leaves room."""
+        watched = [index]
+        if self.held < HELD:
+            watched += [share for share in self.pipes if share != index]
+        ready = set(select.select([self.pipes[share] for share in watched], [], [])[0])
+        for share in watched:
+            pipe = self.pipes[share]
+            if pipe not in ready:
+                continue
+            more = os.read(pipe, PIPE_BUFFER)
+            if not more:
+                os.close(self.pipes.pop(share))
+            self.data[share] += more
+            if share != index:
+                self.held += len(more)
+
+    def _collect(self, index):
+        """The share is written: its child is ended (if it still runs) and collected."""
+        del self.data[index]
+        pipe = self.pipes.pop(index, None)
+        if pipe is not None:
+            os.close(pipe)
+        _end(self.pids.pop(index))
+
+    def end(self):
+        for pipe in self.pipes.values():
+            os.close(pipe)
+        for pid in self.pids.values():
+            _end(pid)
+
+
+def _frames(data, out):
+    """Write the whole frames at the start of ``data``: (how many bytes they took, the
+    end frame's bytes or None).  Output goes out as it is, not copied."""
+    position = 0
+    view = memoryview(data)
+    try:
+        while len(data) - position >= _HEADER:
+            size = int.from_bytes(view[position + 1:position + _HEADER], "little")
+            begin = position + _HEADER
+            if len(data) - begin < size:
                 break
             kind = data[position]
-            frame = bytes(data[position + 9:position + 9 + size])
-            position += 9 + size
+            position = begin + size
             if kind == _OUTPUT:
-                out.write(frame)
+                out.write_now(view[begin:position])
             elif kind == _MESSAGE:
-                out.message(frame)
+                out.message(bytes(view[begin:position]))
             elif kind == _ONCE:
-                once, _, frame = frame.partition(b"\0")
+                once, _, frame = bytes(view[begin:position]).partition(b"\0")
                 out.message(frame, once.decode())
             else:
-                return position, frame
+                return position, bytes(view[begin:position])
         return position, None
+    finally:
+        view.release()
 
 
 def _start(work, share, terminal, others, dumps):
@@ -166,10 +193,8 @@ def _start(work, share, terminal, others, dumps):
         os._exit(1)
 
 
-def _end(pid, pipe):
+def _end(pid):
     """End a child (at once: its share is written, or given up) and collect it."""
-    if pipe is not None:
-        os.close(pipe)
     try:  # noqa: SIM105 - contextlib would cost start-up time
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -178,7 +203,9 @@ def _end(pid, pipe):
 
 
 def _send(pipe, kind, data):
-    write_all(pipe, bytes([kind]) + len(data).to_bytes(8, "little") + data)
+    """A frame: its header, then its bytes as they are (not copied into one)."""
+    write_all(pipe, bytes([kind]) + len(data).to_bytes(8, "little"))
+    write_all(pipe, data)
 
 
 class _Sent(Output):
@@ -209,4 +236,3 @@ class _Sent(Output):
             _send(self.pipe, _MESSAGE, data)
         else:  # the key first, so that the parent writes only a key's first message
             _send(self.pipe, _ONCE, once.encode() + b"\0" + data)
-

@@ -4,7 +4,6 @@ the exit statuses their --help and man pages list."""
 import argparse
 import os
 import sys
-from textwrap import fill
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
@@ -65,8 +64,15 @@ class Parser(argparse.ArgumentParser):
     def _get_formatter(self):
         return self.formatter_class(prog=self.prog, width=self.formatter_width)
 
+    # Whether the description ends with what every command says of the agents, added
+    # when help is shown (it is made from every format's declaration).
+    agents_paragraph = False
+
     def format_help(self):
         self.formatter_width = None  # the terminal's
+        if self.agents_paragraph:
+            self.agents_paragraph = False
+            self.description = f"{self.description}\n\n{agents_help()}"
         return super().format_help()
 
     def format_usage(self):
@@ -175,6 +181,8 @@ COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 
 def agents_help():
     """What every command's --help says of the agents it reads, from their formats."""
+    from textwrap import fill  # lazy: only --help needs it
+
     formats = all_formats()
     listed = [f"{each.title} ('{each.invocation}')" for each in formats]
     listing = " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
@@ -211,10 +219,11 @@ def command_parser(verb, summary, description, examples, converter=True,
     adds the bad-line policy options (``--strict``, ``-q``)."""
     parser = Parser(
         prog=f"ndagent-{verb}",
-        description=f"{summary}.\n\n{description}\n\n{agents_help()}",
+        description=f"{summary}.\n\n{description}",
         epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.agents_paragraph = True
     keep_parts(parser, summary, description, examples, exit_statuses)
     if files_help is not None:  # None: a command that reads no FILE (run)
         files = parser.add_argument("files", nargs="*", metavar="FILE",

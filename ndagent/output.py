@@ -40,6 +40,14 @@ class Output:
         if self.size > 1 << 20:
             self.flush()
 
+    def write_now(self, data):
+        """Write ``data`` (any bytes-like object) at once, after what waits: output
+        made elsewhere, passed on without a copy."""
+        self.flush()
+        write_all(self.fd, data)
+        if self.terminal and len(data):
+            self.line_open = data[-1:] != b"\n"
+
     def message(self, data, once=None):
         """Write ``data``, whole lines, on standard error: what is waiting for standard
         output goes first, so that a terminal shows both in order, and on a line of its

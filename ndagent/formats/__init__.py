@@ -9,7 +9,7 @@ made elsewhere (a test's, a script's).  How an input's agent is told
 another agent in it.
 """
 
-import pkgutil
+import os
 from importlib import import_module
 
 from ndagent.formats.base import Format
@@ -24,8 +24,9 @@ MAX_TYPES = 1024
 # The message of an input that is an agent's json output rather than its stream.
 JSON_OUTPUT = "json output, not stream-json"
 
-# The modules of this package that declare no agent.
-_NOT_AGENTS = frozenset({"base", "template"})
+# The modules of this package that declare no agent (nor does one whose name begins
+# with "_").
+_NOT_AGENTS = frozenset({"base.py", "template.py"})
 
 _REGISTERED = {}  # name -> Format, in the order of their ``order``, then name
 
@@ -54,9 +55,9 @@ def _keep(formats):
 def _formats():
     """The registered formats, first the package's own modules' (imported once)."""
     if not _REGISTERED:
-        found = [import_module(f"{__name__}.{module.name}").FORMAT
-                 for module in pkgutil.iter_modules(__path__)
-                 if module.name not in _NOT_AGENTS]
+        found = [import_module(f"{__name__}.{name[:-3]}").FORMAT
+                 for name in os.listdir(os.path.dirname(__file__))
+                 if name.endswith(".py") and name[0] != "_" and name not in _NOT_AGENTS]
         _keep({each.name: each for each in found})
     return _REGISTERED
 
