@@ -199,11 +199,11 @@ class StatsCommand(Command):
         read_inputs(self, inputs, self.progress)
 
     def partial(self):
-        return list(self.groups.items())
+        return [(key, figures.state()) for key, figures in self.groups.items()]
 
     def merge(self, partials):
         for groups in partials:
-            self._add_groups(groups)
+            self._add_groups((key, Figures.from_state(state)) for key, state in groups)
 
     def _add_groups(self, groups):
         mine = self.groups

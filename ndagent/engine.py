@@ -15,6 +15,7 @@ here knows what a share is or what reads it.
 import os
 import select
 import signal
+from marshal import dumps, loads
 
 from ndagent.output import Output, write_all
 from ndagent.sources import widen_pipe
@@ -28,16 +29,14 @@ _HEADER = 9  # a frame: its kind (a byte), its length (8 bytes), its bytes
 
 
 def run(shares, jobs, out, work, taken):
-    """Read ``shares`` with ``work(share, out)``, which returns a value (anything
-    pickle takes), each in a child, ``jobs`` at a time.  ``taken(index, value)`` is
-    called in share order once a share's output is written; it returns whether to go
-    on (False: the shares after it are not taken).  A child that ended without its
-    value is said on ``out`` as a message and ends the run: the result is False, else
-    True."""
-    import pickle  # lazy: only a command that runs shares pays for it
-
+    """Read ``shares`` with ``work(share, out)``, each in a child, ``jobs`` at a time;
+    the value ``work`` returns is of the kinds marshal takes (numbers, strings, lists,
+    tuples, dicts).  ``taken(index, value)`` is called in share order once a share's
+    output is written; it returns whether to go on (False: the shares after it are not
+    taken).  A child that ended without its value is said on ``out`` as a message and
+    ends the run: the result is False, else True."""
     out.flush()  # nothing of this process's is written again by a child
-    children = _Children(shares, jobs, out, work, pickle)
+    children = _Children(shares, jobs, out, work)
     try:
         for index, share in enumerate(shares):
             children.start(index)
@@ -60,9 +59,8 @@ class _Children:
     """The children of a run, by share: their pipes while open, what they sent that is
     not written yet, their process ids until collected."""
 
-    def __init__(self, shares, jobs, out, work, pickle):
+    def __init__(self, shares, jobs, out, work):
         self.shares, self.jobs, self.out, self.work = shares, jobs, out, work
-        self.loads, self.dumps = pickle.loads, pickle.dumps
         self.started = 0  # the shares a child was started for, or tried
         self.pipes = {}  # share -> the read end of its pipe, while open
         self.data = {}  # share -> what it sent and is not written yet
@@ -77,7 +75,7 @@ class _Children:
                and (self.started == index or self.held < HELD)):
             share = self.started
             child = _start(self.work, self.shares[share], self.out.terminal,
-                           list(self.pipes.values()), self.dumps)
+                           list(self.pipes.values()))
             if child is None:
                 return
             self.pids[share], self.pipes[share] = child
@@ -95,7 +93,7 @@ class _Children:
             del data[:position]
             if value is not None:
                 self._collect(index)
-                return self.loads(value)
+                return loads(value)
             if index not in self.pipes:
                 self._collect(index)
                 return None
@@ -162,10 +160,10 @@ def _frames(data, out):
         view.release()
 
 
-def _start(work, share, terminal, others, dumps):
+def _start(work, share, terminal, others):
     """A child that reads ``share``: (its pid, the read end of its pipe), or None when
     the system has no room for it.  ``others``: the pipes of the children started
-    before, which it closes; ``dumps``: how it sends the value its work returns."""
+    before, which it closes."""
     try:
         read_end, write_end = os.pipe()
         widen_pipe(read_end)

@@ -175,16 +175,18 @@ class Figures:
         return round(min(max(_bucket_value(bucket), shortest), longest))
 
     def state(self):
-        """The figures as a partial holds them (JSON), in a fixed order."""
+        """The figures as a partial holds them, in a fixed order: JSON's kinds only
+        (objects, lists, strings, numbers), as they are also sent between processes."""
         return {
             "runs": self.runs, "no_run": self.no_run,
             "duration_runs": self.duration_runs, "duration_total": str(self.duration_total),
-            "duration_range": self.duration_range, "histogram": sorted(self.histogram.items()),
+            "duration_range": None if self.duration_range is None else list(self.duration_range),
+            "histogram": [list(pair) for pair in sorted(self.histogram.items())],
             "token_runs": self.token_runs,
             "tokens": {name: str(self.tokens[name]) for name in TOKENS if name in self.tokens},
             "cost_runs": self.cost_runs, "cost_total": str(self.cost_total),
             "tools": _tools_report(self.tools),
-            "failed_commands": sorted(self.commands.items()),
+            "failed_commands": [list(pair) for pair in sorted(self.commands.items())],
         }
 
     @classmethod

@@ -268,7 +268,8 @@ class Command:
     all_read = True  # whether every input was read to its end (no Unreadable)
 
     def partial(self):
-        """What this command found besides its output, for ``merge`` (marshal's kinds)."""
+        """What this command found besides its output, for ``merge`` (of the kinds
+        marshal takes: numbers, strings, lists, tuples, dicts)."""
         return None
 
     def merge(self, partials):

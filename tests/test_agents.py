@@ -353,3 +353,50 @@ def test_a_head_beyonddetect_head_is_not_whole(tmp_path, monkeypatch):
     path.write_bytes(b"noise\n" * 5)  # whole: read as Cursor, nothing decisive
     assert inputs.detect_head(str(path), Detector(None)) == _decision_from_split(
         path.read_bytes(), Detector(None))
+
+
+# Agents that write Claude's envelope, which ndagent does not read yet, are told apart
+# and not read (docs/detection.md#claude-compatible-agents), whatever --agent says.
+
+QWEN_INIT = {"type": "system", "subtype": "init", "uuid": "5f0c", "session_id": "5f0c",
+             "cwd": "/p", "tools": ["read_file"], "mcp_servers": [], "model": "qwen3-coder",
+             "permission_mode": "default", "qwen_code_version": "0.0.14"}
+AMP_INIT = {"type": "system", "subtype": "init", "cwd": "/p", "session_id": "T-019e2a",
+            "tools": ["Bash", "Read"], "mcp_servers": []}
+
+
+@pytest.mark.parametrize("first, name", [(QWEN_INIT, "Qwen Code"), (AMP_INIT, "Amp")])
+@pytest.mark.parametrize("options", [[], ["--agent", "claude"]])
+def test_claude_envelope_agents_are_not_read_as_claude(call, write, first, name, options):
+    session = first["session_id"]
+    path = write([orjson.dumps(line) for line in (
+        first,
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant",
+                                          "content": [{"type": "text", "text": "Hi."}]},
+         "session_id": session, "uuid": "m1", "parent_tool_use_id": None},
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
+         "result": "Hi.", "session_id": session, "uuid": "r1", "duration_ms": 5})])
+    for main, prog in ((json_main, "ndagent-json"), (result_main, "ndagent-result")):
+        status, out, err = call(main, *options, path)
+        assert (status, out) == (1, b"")
+        assert err == (f"{prog}: {path}:1: error: not a stream of a supported agent: looks "
+                       f"like {name}\n")
+    assert call(validate_main, *options, path)[0] == 1
+
+
+@pytest.mark.parametrize("other", [
+    {"type": "assistant", "message": {"id": "x", "content": []}, "uuid": "x", "session_id": "s"},
+    {"type": "result", "uuid": "r", "num_turns": 1, "session_id": "s"},
+    {"type": "stream_event", "event": {"type": "message_start", "message": {"id": "m"}}},
+    {"type": "user", "session_id": "T-1"}])
+def test_qwen_and_amp_objects_decide_nothing_for_claude(other):
+    from ndagent.formats import claude
+
+    assert not claude.decides(other) and claude.lookalike(other) is not None
+
+
+def test_an_agent_forced_on_a_stream_with_none_of_its_events_is_said_once(call, write):
+    path = write([b'{"type":"note","text":"x"}', b'{"type":"note","text":"y"}'])
+    status, out, err = call(json_main, "--agent", "gemini", path)
+    assert (status, out) == (1, b"")
+    assert err == f"ndagent-json: {path}:1: error: no gemini event in the input\n"

@@ -94,3 +94,61 @@ def test_a_call_listed_as_denied_in_a_run_cut_off_or_another_run_stays_as_it_was
         result(permission_denials=[{"tool_name": "Bash", "tool_use_id": "toolu_1"}]),
         init(), assistant("msg_3", tool_use("toolu_3", "Bash", command="ls")))) + b"\n")
     assert [end.outcomes for end in events if end.__class__ is RunEnd] == [None, None, None]
+
+
+# A run that ends on an API error failed, whatever the result says (docs/formats.md,
+# "Claude Code": older CLIs write is_error false; the CLI's message of the error is the
+# run's last one).
+
+API_ERROR = ('API Error: 529 {"type":"error","error":{"type":"overloaded_error",'
+             '"message":"Overloaded"}}')
+
+
+def synthetic(words, **fields):
+    """The message the CLI makes of an API error."""
+    return {"type": "assistant",
+            "message": {"model": "<synthetic>", "id": "synthetic-1", "type": "message",
+                        "role": "assistant", "content": [text(words)]},
+            "parent_tool_use_id": None, "session_id": init()["session_id"],
+            "uuid": "a-synthetic", **fields}
+
+
+API_ENDINGS = {
+    "an older CLI's error message": [synthetic(API_ERROR, error="server_error"),
+                                     result(API_ERROR)],
+    "a message marked as one": [synthetic(API_ERROR, is_api_error_message=True),
+                                result(API_ERROR)],
+    "api_error_status": [assistant("msg_1", text("x")), result(API_ERROR, api_error_status=529)],
+    "terminal_reason": [assistant("msg_1", text("x")),
+                        result(API_ERROR, terminal_reason="api_error")],
+}
+
+
+def test_a_run_that_ends_on_an_api_error_failed_in_the_model():
+    for name, ending in API_ENDINGS.items():
+        (end,) = [event for event in model_events(claude, b"\n".join(lines(init(), *ending)))
+                  if isinstance(event, RunEnd)]
+        assert (end.ok, end.answer) == (False, None), name
+        assert "API Error: 529" in end.failure, name
+
+
+def test_an_api_error_prints_no_answer_and_fails_every_verb(call, write):
+    from ndagent.cmd_json import main as json_main
+    from ndagent.cmd_result import main as result_main
+
+    for name, ending in API_ENDINGS.items():
+        path = write(lines(init(), *ending))
+        status, out, err = call(result_main, path)
+        assert (status, out) == (1, b""), name
+        assert ": error: run failed: " in err and err.count("\n") == 1, name
+        assert call(text_main, "--final", path)[:2] == (1, b""), name
+        assert call(validate_main, path)[0] == 1, name
+        assert call(json_main, path)[0] == 1, name
+
+
+def test_an_api_error_the_cli_got_past_is_no_failure():
+    events = model_events(claude, b"\n".join(lines(
+        init(), synthetic(API_ERROR, error="rate_limit"), assistant("msg_2", text("Done.")),
+        result())))
+    (end,) = [event for event in events if isinstance(event, RunEnd)]
+    assert (end.ok, end.answer) == (True, "Done.")

@@ -184,9 +184,9 @@ def streamed(message_id, index, *pieces, parent=None):
 
 EXPECTED = {
     "api-error": {
-        # is_error is false in this input, so the run is ok by docs/formats.md#claude-runs.
-        "runs": [("ok", 'API Error: 529 {"type":"error","error":{"type":"overloaded_error",'
-                        '"message":"Overloaded"},"request_id":"req_011CWCJZXgjRrXYuX3i194"}')],
+        # A run that ends on an API error failed (docs/formats.md#claude-runs).
+        "runs": [("failed", 'API Error: 529 {"type":"error","error":{"type":"overloaded_error",'
+                            '"message":"Overloaded"},"request_id":"req_011CWCJZXgjRrXYuX3i194"}')],
         "calls": [],
     },
     "bash-exit-code": {
@@ -854,7 +854,7 @@ def test_every_note_names_a_check_of_the_table(stream):
 def test_the_protocol_constants():
     found = claude.FORMAT
     assert (found.name, found.live_answer, found.separator) == ("claude", False, "\n\n")
-    assert claude.FORMAT.old_format is None  # docs/formats.md#claude-code: no older shape
+    assert claude.FORMAT.refuses({"type": "system", "subtype": "init"}) is None
 
 
 def test_importing_the_module_loads_little():

@@ -611,7 +611,7 @@ def test_decides(data, decisive):
 
 
 def test_no_old_format_to_recognise():
-    assert gemini.FORMAT.old_format is None
+    assert gemini.FORMAT.refuses is None
 
 
 # The prefilter: markers select every line that matters.

@@ -109,8 +109,7 @@ def test_a_format_declares_what_goes_together():
               "may_decide": bool, "markers": lambda needs: None, "reader": object,
               "checks": {}, "run_end": "an end"}
     Format(**fields)
-    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"old_format": bool},
-                  {"help": {"nosuchverb": "text"}}):
+    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"help": {"nosuchverb": "text"}}):
         with pytest.raises(ValueError):
             Format(**{**fields, **wrong})
     with pytest.raises(TypeError):

@@ -421,7 +421,7 @@ def test_parts_without_room_for_a_child_are_read_here(tmp_path, monkeypatch):
     one = in_process("validate", b"", "-j", "1", path)
     started = []
 
-    def no_room(work, share, terminal, others, dumps):
+    def no_room(work, share, terminal, others):
         started.append(share)
         return None
 

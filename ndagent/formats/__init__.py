@@ -93,7 +93,8 @@ class Detector:
     object's type is one of its ``fallback_types`` (or there was no object), else no
     agent's (docs/detection.md#when-nothing-is-decisive).
     ``forced``: the agent of ``--agent`` (None for auto): another agent's decisive
-    object is then an error, and it is the agent of an input with none.
+    object is then an error, and it is the agent of an input with none that holds an
+    object of one of its event types (or no object at all).
 
     An input with no decisive object and a line that begins an agent's json output
     (``json_output``) is that json output, not stream-json, whatever ``--agent`` says
@@ -110,6 +111,8 @@ class Detector:
         self.first = None  # (line, type) of the first object
         self.fallback_types = True  # whether every object's type is the fallback's
         self.json_output = None  # the line of the first that begins json output
+        # Whether an object's type is one of the forced agent's events.
+        self.forced_event = False
 
     def add(self, data, line):
         """The decision an object at ``line`` makes, or None."""
@@ -125,11 +128,14 @@ class Detector:
                             f"a {module.name} stream, not {forced.name} (--agent {forced.name})")
                 return module, None, None
         for module in self.modules:
-            if module.old_format is not None and module.old_format(data):
-                return None, line, module.old_format_message
+            refused = None if module.refuses is None else module.refuses(data)
+            if refused is not None:
+                return None, line, refused
         if self.fallback_types:
             self.fallback_types = (self.fallback is not None and kind.__class__ is str
                                    and kind in self.fallback.fallback_types)
+        if self.forced is not None and kind.__class__ is str and self.forced.may_decide(kind):
+            self.forced_event = True
         if self.objects >= DETECT_OBJECTS:
             return self.end()
         return None
@@ -145,7 +151,9 @@ class Detector:
         if self.json_output is not None:
             return None, self.json_output, JSON_OUTPUT
         if self.forced is not None:
-            return self.forced, None, None
+            if self.forced_event or self.first is None:
+                return self.forced, None, None
+            return None, self.first[0], f"no {self.forced.name} event in the input"
         if self.fallback_types and self.fallback is not None:
             return self.fallback, None, None
         line, kind = self.first

@@ -37,27 +37,26 @@ class Format:
     --strict), ``splits_between(before, after, checks)`` with ``split_needle`` (whether
     the stream may be cut between two adjacent decoded lines, each part read on its
     own with the same findings; bytes that every line ``after`` holds, to find them
-    by), ``old_format(data)`` with ``old_format_message`` (an object of an older shape
-    of the stream that ndagent does not read, and what to say of it),
+    by), ``refuses(data)`` (what to say of an object that tells an input ndagent does
+    not read: an older shape of the stream, another agent's stream in this one's
+    envelope; None for any other),
     ``fallback_types`` (the event types of an input with no decisive object that is
     then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
     verb's --help says of this agent) and ``order`` (where it stands in listings)."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers", "reader",
                  "checks", "run_end", "live_answer", "separator", "noise_lines",
-                 "strict_only", "splits_between", "split_needle", "old_format",
-                 "old_format_message", "fallback_types", "help", "order")
+                 "strict_only", "splits_between", "split_needle", "refuses",
+                 "fallback_types", "help", "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, reader,
                  checks, run_end, live_answer=False, separator="\n\n", noise_lines=False,
-                 strict_only=(), splits_between=None, split_needle=None, old_format=None,
-                 old_format_message=None, fallback_types=None, help=None, order=100):
+                 strict_only=(), splits_between=None, split_needle=None, refuses=None,
+                 fallback_types=None, help=None, order=100):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
             raise ValueError(f"{name}: splits_between and split_needle go together")
-        if (old_format is None) != (old_format_message is None):
-            raise ValueError(f"{name}: old_format and old_format_message go together")
         unknown = set(help or {}) - set(HELP_VERBS)
         if unknown:
             raise ValueError(f"{name}: help for no such verb: {sorted(unknown)}")
@@ -67,7 +66,7 @@ class Format:
         self.live_answer, self.separator, self.noise_lines = live_answer, separator, noise_lines
         self.strict_only = frozenset(strict_only)
         self.splits_between, self.split_needle = splits_between, split_needle
-        self.old_format, self.old_format_message = old_format, old_format_message
+        self.refuses = refuses
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.help = dict(help or {})
         self.order = order

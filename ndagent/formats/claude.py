@@ -1,25 +1,13 @@
 """Claude Code's stream (``claude -p --output-format stream-json --verbose``): what it means.
 
-The one module that knows this stream (docs/formats.md#claude-code; the project's
-decisions: docs/detection.md, docs/model.md and docs/verbs.md).  What it takes care of:
-
-- runs: one begins at ``system/init``, or at the first event after the previous run's
-  ``result`` (``system`` lines other than ``init``, such as the ``hook_*`` ones before
-  it, and ``rate_limit_event`` lines are information only and begin none); a run ends
-  at its ``result``, failed when ``is_error`` is true whatever the ``subtype`` says;
-- key order: nothing here looks at a line's bytes, only at decoded objects, so a
-  ``result`` line that begins ``{"is_error":...`` is a result like any other;
-- one content block per ``assistant`` line, the message's ``id`` and ``usage`` repeated
-  on each: text is keyed by the message id, usage is only ever the ``result``'s;
-- subagents: lines with ``parent_tool_use_id`` set give no text, but their tool calls
-  are calls of the run (``parent``);
-- ``--include-partial-messages``: the text of a block that came as ``text_delta``s is
-  not handed on again when the whole block follows (it is only compared with them);
-- a call's outcome is what its ``tool_result`` says when it comes; the ``result``'s
-  ``permission_denials`` may make it denied after (``RunEnd.outcomes``), and tells how
-  a call still open then ended;
-- the answer is the text of the last main-thread message (``result.result`` of a run
-  that ended well), and ``json``'s object is the ``result`` event as it is.
+The one module that knows this stream; docs/formats.md#claude-code describes it, and
+docs/detection.md, docs/model.md and docs/verbs.md what ndagent decides of it.  Runs
+begin at ``system/init`` (or at the first event after a ``result``; ``hook_*`` and
+``rate_limit_event`` lines are information only) and end at their ``result``; text is
+keyed by the message id and handed on once (deltas, then the whole block, are
+compared); subagents' lines give calls (``parent``), no text; the ``result``'s
+``permission_denials`` may make a call denied after its ``tool_result``; the answer is
+the last main-thread message's text, the json object the ``result`` as it is.
 """
 
 import re
@@ -55,23 +43,10 @@ MAX_TRACKED = 4096
 # Claude's tools by common kind (docs/model.md#tool-kinds-per-agent); ``mcp__SERVER__TOOL``
 # is mcp, and a tool outside the table keeps its own name as its kind.
 _KINDS = {
-    "Bash": "shell",
-    "Read": "read",
-    "NotebookRead": "read",
-    "Write": "write",
-    "Edit": "edit",
-    "MultiEdit": "edit",
-    "NotebookEdit": "edit",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "ls",
-    "WebFetch": "webFetch",
-    "WebSearch": "webSearch",
-    "TodoWrite": "updateTodos",
-    "TaskCreate": "updateTodos",
-    "TaskUpdate": "updateTodos",
-    "Task": "task",
-    "Agent": "task",
+    "Bash": "shell", "Read": "read", "NotebookRead": "read", "Write": "write", "Edit": "edit",
+    "MultiEdit": "edit", "NotebookEdit": "edit", "Glob": "glob", "Grep": "grep", "LS": "ls",
+    "WebFetch": "webFetch", "WebSearch": "webSearch", "TodoWrite": "updateTodos",
+    "TaskCreate": "updateTodos", "TaskUpdate": "updateTodos", "Task": "task", "Agent": "task",
 }
 # The API's own tools (``server_tool_use`` blocks).
 _SERVER_KINDS = {"web_search": "webSearch", "web_fetch": "webFetch"}
@@ -102,7 +77,12 @@ def may_decide(kind):
 
 def decides(data):
     """Whether a decoded object is Claude's and no other agent's
-    (docs/detection.md#decisive-tests)."""
+    (docs/detection.md#decisive-tests): not one of the agents that write Claude's
+    envelope (``lookalike``)."""
+    return _decides(data) and lookalike(data) is None
+
+
+def _decides(data):
     kind = data.get("type")
     # The most frequent types first, with no any(): after detection, this runs on every
     # assistant line of a Cursor stream (formats.OtherAgents).
@@ -130,6 +110,43 @@ def decides(data):
     return kind in ("stream_event", "rate_limit_event", "conversation_reset")
 
 
+# The types of the Claude-compatible agents' lines that carry their thread id (Amp's).
+_ENVELOPE_TYPES = frozenset({"system", "user", "assistant", "result"})
+
+
+def lookalike(data):
+    """The name of an agent ndagent does not read that writes Claude's envelope, when
+    the object is that agent's (docs/detection.md#claude-compatible-agents), or None."""
+    kind = data.get("type")
+    session = data.get("session_id")
+    if session.__class__ is str and session.startswith("T-") and kind in _ENVELOPE_TYPES:
+        return "Amp"  # a thread id on every line
+    return "Qwen Code" if _qwen(kind, data) else None
+
+
+def _qwen(kind, data):
+    """Qwen Code's init (its version), assistant lines (the uuid is the message id),
+    results (no cost) and message_start (no usage)."""
+    if "qwen_code_version" in data:
+        return True
+    if kind == "assistant":
+        message, uuid = data.get("message"), data.get("uuid")
+        return uuid.__class__ is str and message.__class__ is dict and message.get("id") == uuid
+    if kind == "result":
+        return ("uuid" in data and "num_turns" in data and "total_cost_usd" not in data
+                and "modelUsage" not in data)
+    event = data.get("event") if kind == "stream_event" else None
+    if event.__class__ is not dict or event.get("type") != "message_start":
+        return False
+    message = event.get("message")
+    return message.__class__ is dict and "id" in message and "usage" not in message
+
+
+def _refuses(data):
+    found = lookalike(data)
+    return None if found is None else f"not a stream of a supported agent: looks like {found}"
+
+
 def markers(needs):
     """The decoder markers of the lines that can matter for ``needs``.
 
@@ -152,8 +169,8 @@ class _Run:
     """What is known of the run in progress."""
 
     __slots__ = ("start", "session_id", "session_reported", "last_source", "last_line",
-                 "calls", "errors", "local_failure", "message", "text", "streamed",
-                 "unchecked", "has_message")
+                 "calls", "errors", "local_failure", "api_error", "message", "text",
+                 "streamed", "unchecked", "has_message")
 
     def __init__(self, start):
         self.start = start
@@ -166,6 +183,9 @@ class _Run:
         # permission_denials may still make denied; oldest first, bounded.
         self.errors = {}
         self.local_failure = None  # the text of a failed local command's message
+        # The text of the last main-thread message when the CLI made it of an API
+        # error (a run that ends on one failed, whatever its result says).
+        self.api_error = None
         # The last main-thread assistant message: its key, and its text so far (the
         # deltas and whole text blocks, joined with nothing).
         self.message = None
@@ -288,7 +308,7 @@ class Reader:
 
     def _result(self, run, event, data, out):
         self.run = None
-        failure = _failure(data, run.local_failure)
+        failure = _failure(data, run.local_failure, run.api_error)
         ok = failure is None
         answer = data.get("result") if ok else None
         if self.checks:
@@ -327,8 +347,11 @@ class Reader:
                 out.append(self._tool_start(run, event, data, block, key, parent))
             elif kind.__class__ is str and kind.endswith("_tool_result"):
                 out.append(self._server_tool_end(run, event, data, block, parent))
-        if main and run.local_failure is None and _local_command_failed(data, message):
-            run.local_failure = _message_text(content)
+        if main:
+            if run.local_failure is None and _local_command_failed(data, message):
+                run.local_failure = _message_text(content)
+            run.api_error = (_message_text(content) or _string(data.get("error")) or "API error"
+                             if _api_error_message(data) else None)
 
     def _whole_text(self, run, event, text, out):
         """A whole text block: a text piece, unless it came as deltas already (then it
@@ -621,13 +644,16 @@ def _local_command_failed(data, message):
     return False
 
 
-def _failure(data, local_failure):
+def _failure(data, local_failure, api_error):
     """Why a run failed, picked as the SDK does, or None when it ended well.
 
     ``is_error`` decides, whatever the subtype (an API failure comes as ``success``);
     a result without a boolean ``is_error`` (not written by any known version) is taken
     as failed when its subtype is not ``success``.  A run whose ``is_error`` is false
-    failed all the same when a local command in it failed, or when it was aborted."""
+    failed all the same when a local command in it failed, when it was aborted, and
+    when it ended on an API error: the result names one (``api_error_status``,
+    ``terminal_reason`` "api_error"), or the run's last message is the one the CLI
+    makes of it (``api_error``: its text), which older CLIs report as a success."""
     is_error = data.get("is_error")
     subtype = data.get("subtype")
     reason = data.get("terminal_reason")
@@ -638,7 +664,18 @@ def _failure(data, local_failure):
         return local_failure or "a local command failed"
     if reason.__class__ is str and reason.startswith("aborted"):
         return _failure_text(data)
+    status = data.get("api_error_status")
+    if api_error is not None or reason == "api_error" or (
+            status is not None and status is not False):
+        return api_error or _failure_text(data)
     return None
+
+
+def _api_error_message(data):
+    """Whether an assistant line is the message the CLI makes of an API error (a rate
+    limit, 529 overloaded, an organisation not allowed): marked as one, or carrying
+    the error's kind."""
+    return data.get("is_api_error_message") is True or _filled(data.get("error"))
 
 
 def _filled(text):
@@ -749,5 +786,6 @@ FORMAT = Format(
     run_end="a result event",
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
+    refuses=_refuses,
     order=20,
 )

@@ -504,16 +504,18 @@ def _is_raw_number(value):
 def _usage(usage):
     """{input, cacheRead, cacheWrite, output} of a turn's ``usage`` (docs/verbs.md#stats;
     what they cover: docs/formats.md#codex-usage-and-cost): ``input_tokens`` counts the
-    cached ones, which are taken out; a figure that is not a number is None, a cache
-    figure that is absent 0."""
+    tokens read from the cache and those written to it, which are taken out, so that
+    the four add up to ``input_tokens + output_tokens``; a figure that is not a number
+    is None, a cache figure that is absent 0."""
     if usage.__class__ is not dict:
         return None
     total = _tokens(usage.get("input_tokens"))
     cached = _tokens(usage.get("cached_input_tokens", 0))
+    written = _tokens(usage.get("cache_write_input_tokens", 0))
     return {
-        "input": None if total is None or cached is None else total - cached,
+        "input": None if None in (total, cached, written) else total - cached - written,
         "cacheRead": cached,
-        "cacheWrite": _tokens(usage.get("cache_write_input_tokens", 0)),
+        "cacheWrite": written,
         "output": _tokens(usage.get("output_tokens")),
     }
 
@@ -543,7 +545,6 @@ FORMAT = Format(
     run_end="a turn.completed or turn.failed event",
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
-    old_format=old_format,
-    old_format_message=OLD_FORMAT,
+    refuses=lambda data: OLD_FORMAT if old_format(data) else None,
     order=30,
 )
