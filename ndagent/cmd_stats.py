@@ -172,6 +172,8 @@ class StatsCommand(Command):
     def end_output(self):
         if self.progress is not None:
             self.progress.clear()
+        if self.args.merge and self.status == options.EXIT_USAGE:
+            return  # a partial refused or not read: figures without it would mislead
         if self.args.partial:
             self._write_partial()
         elif self.by != "run":
@@ -286,7 +288,9 @@ class StatsCommand(Command):
     def _merge(self, inputs):
         by = self.by
         known = by is not None  # --by given, or a partial read: the partials must agree
-        for batch in batches(inputs, None, every_line=True, max_line=self.args.max_line):
+        # Exactly: a count of a partial that merged many may be beyond 64 bits.
+        for batch in batches(inputs, None, exact=True, every_line=True,
+                             max_line=self.args.max_line):
             for item in batch:
                 kind = item.__class__
                 if kind is Event:

@@ -7,7 +7,9 @@ Pure data: the verb (ndagent.cmd_stats) reads the streams and prints."""
 import re
 from math import log
 
+from ndagent.decoder import RawNumber
 from ndagent.model import KINDS, OUTCOMES
+from ndagent.terminal import quote
 
 # The histogram of durations: bucket i holds [GROWTH**i, GROWTH**(i+1)) milliseconds,
 # bucket -1 what is under 1 ms.  A figure above MOST (2**53, exact in a double) is no
@@ -199,8 +201,8 @@ class Figures:
         if sorted(runs) != sorted(RUN_OUTCOMES):
             raise BadPartial('"runs" does not have ok, failed and cutoff')
         figures.runs = {name: _counted(runs[name], "runs") for name in RUN_OUTCOMES}
-        figures.no_run = _counted(_field(data, "no_run", int), "no_run")
-        figures.duration_runs = _counted(_field(data, "duration_runs", int), "duration_runs")
+        figures.no_run = _counted(data.get("no_run"), "no_run")
+        figures.duration_runs = _counted(data.get("duration_runs"), "duration_runs")
         figures.duration_total = _sum(_field(data, "duration_total", str), "duration_total")
         bounds = data.get("duration_range")
         if (bounds is None) != (figures.duration_runs == 0) or bounds is not None and not (
@@ -216,12 +218,12 @@ class Figures:
             figures.histogram[pair[0]] = _counted(pair[1], "histogram")
         if sum(figures.histogram.values()) != figures.duration_runs:
             raise BadPartial('"histogram" does not hold duration_runs runs')
-        figures.token_runs = _counted(_field(data, "token_runs", int), "token_runs")
+        figures.token_runs = _counted(data.get("token_runs"), "token_runs")
         for name, total in _field(data, "tokens", dict).items():
             if name not in TOKENS or total.__class__ is not str:
                 raise BadPartial('"tokens" holds a bad figure')
             figures.tokens[name] = _sum(total, "tokens")
-        figures.cost_runs = _counted(_field(data, "cost_runs", int), "cost_runs")
+        figures.cost_runs = _counted(data.get("cost_runs"), "cost_runs")
         figures.cost_total = _sum(_field(data, "cost_total", str), "cost_total")
         for kind, outcomes in _field(data, "tools", dict).items():
             if outcomes.__class__ is not dict or not outcomes.keys() <= set(OUTCOMES):
@@ -253,7 +255,8 @@ def read_partial(data):
     if version is None:
         raise BadPartial(f'no "{PARTIAL}" key')
     if version != VERSION or version.__class__ is not int:
-        raise BadPartial(f"version {version!r}: this ndagent reads version {VERSION}")
+        raise BadPartial(f"version {quote(repr(version))}: this ndagent reads version "
+                         f"{VERSION}")
     by = data.get("by")
     if by not in (None, "agent", "model", "file"):
         raise BadPartial('"by" is not null, "agent", "model" or "file"')
@@ -263,6 +266,11 @@ def read_partial(data):
                 group[0].__class__ not in (str, type(None)):
             raise BadPartial('"groups" holds a bad group')
         groups.append((group[0], Figures.from_state(group[1])))
+    keys = [key for key, _ in groups]
+    if len(set(keys)) != len(keys):
+        raise BadPartial('"groups" holds a group twice')
+    if by is None and keys not in ([], [None]):
+        raise BadPartial('a partial of all the runs holds one group, keyed null')
     return by, groups
 
 
@@ -274,25 +282,43 @@ def _field(data, name, kind):
 
 
 def _counted(value, name):
+    """A count: a whole number, of up to 400 digits (beyond 64 bits, as partials that
+    merged many write it, the decoder keeps it as written)."""
+    if value.__class__ is RawNumber and value.text.isdigit() and len(value.text) <= 400:
+        return int(value.text)
     if value.__class__ is not int or value < 0:
         raise BadPartial(f'"{name}" holds a count that is not a whole number')
     return value
 
 
+# The largest sum a partial may hold: far above what real figures add up to (2**53 per
+# figure, a run count of 64 bits), far below what a double holds (2**1024), so that
+# merging a million partials still gives sums a double holds.
+LARGEST_SUM = 1 << 960
+
 _SUM = None  # the pattern of a sum, compiled on the first partial read
 
 
 def _sum(text, name):
-    """An exact sum as a partial writes it: "12" or "3/8"."""
+    """An exact sum as a partial writes it: "12" or "3/8".  Sums of figures (doubles,
+    each at most MOST) have a power of two at most 2**1074 below the line and stay far
+    below LARGEST_SUM: anything else is no partial's (it would make merging slow, or a
+    sum no double holds)."""
     global _SUM
     if _SUM is None:
         _SUM = re.compile(r"(0|[1-9][0-9]{0,399})(?:/([1-9][0-9]{0,399}))?")
     match = _SUM.fullmatch(text)
     if match is None:
         raise BadPartial(f'"{name}" holds a sum that is not a number')
-    if match[2] is None:
-        return int(match[1])
-    return _fraction()(int(match[1]), int(match[2]))
+    value = int(match[1])
+    if match[2] is not None:
+        below = int(match[2])
+        if below & (below - 1) or below > 1 << 1074:
+            raise BadPartial(f'"{name}" holds a fraction that is no sum of figures')
+        value = _fraction()(value, below)
+    if value > LARGEST_SUM:
+        raise BadPartial(f'"{name}" holds a sum larger than any of figures')
+    return value
 
 
 def _add_counts(mine, other):

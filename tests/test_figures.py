@@ -139,8 +139,13 @@ def through_json(data):
 
 @settings(deadline=None)
 @given(st.sampled_from([None, "agent", "model", "file"]),
-       st.lists(st.tuples(st.none() | st.text(max_size=5), RUNS), max_size=3))
+       st.lists(st.tuples(st.none() | st.text(max_size=5), RUNS), max_size=3,
+                unique_by=lambda group: group[0]))
 def test_a_partial_reads_back_as_the_figures_it_holds(by, groups):
+    """Any partial --partial writes: one group keyed null for all the runs, else a
+    group a key."""
+    if by is None:
+        groups = [(None, runs) for _, runs in groups[:1]]
     figures = [(key, figures_of(runs)) for key, runs in groups]
     read_by, read = read_partial(through_json(partial(by, figures)))
     assert read_by == by
@@ -215,3 +220,82 @@ def test_figures_that_do_not_hold_together_are_no_partial(damage, message):
 def test_a_partial_s_frame_is_checked(data, message):
     with pytest.raises(BadPartial, match=message):
         read_partial(data)
+
+
+# Hostile partials: refused with one message each (status 2), never a traceback, never
+# a slow merge, never two summaries.
+
+def one_run_partial(**state):
+    runs = [{"outcome": "ok", "duration": 1234, "tokens": None, "cost": 0.5, "calls": []}]
+    found = orjson.loads(orjson.dumps(partial(None, [(None, figures_of(runs))])))
+    found["groups"][0][1].update(state)
+    return found
+
+
+@pytest.mark.parametrize("state, message", [
+    ({"duration_total": "1" + "0" * 309}, "larger than any"),
+    ({"cost_total": "9" * 400}, "larger than any"),
+    ({"cost_total": "1/" + "3" * 399}, "no sum of figures"),
+    ({"cost_total": "1/" + str(1 << 1075)}, "no sum of figures"),
+])
+def test_a_sum_no_figures_add_up_to_is_refused(state, message):
+    with pytest.raises(BadPartial, match=message):
+        read_partial(one_run_partial(**state))
+
+
+def test_a_partial_of_all_runs_holds_one_group_and_keys_are_unique():
+    summary = one_run_partial()
+    state = summary["groups"][0][1]
+    with pytest.raises(BadPartial, match="one group, keyed null"):
+        read_partial({**summary, "groups": [[None, state], ["zzz", state]]})
+    with pytest.raises(BadPartial, match="a group twice"):
+        read_partial({**summary, "by": "model", "groups": [["m", state], ["m", state]]})
+
+
+def test_merging_many_partials_stays_quick_and_exact():
+    """Sums of figures have powers of two below the line: a thousand partials of
+    different costs merge at once, to the exact sum."""
+    import time
+
+    merged = Figures()
+    started = time.monotonic()
+    for number in range(1000):
+        runs = [{"outcome": "ok", "duration": 1, "tokens": None, "cost": 0.1 + number / 7,
+                 "calls": []}]
+        state = orjson.loads(orjson.dumps(partial(None, [(None, figures_of(runs))])))
+        merged.merge(read_partial(state)[1][0][1])
+    assert time.monotonic() - started < 10
+    assert merged.cost_total == sum(Fraction(0.1 + number / 7) for number in range(1000))
+
+
+def test_counts_beyond_64_bits_merge_again(tmp_path):
+    from conftest import InProcess
+
+    run = InProcess()
+    counted = one_run_partial()
+    counted["groups"][0][1]["runs"]["ok"] = 2**64 - 1
+    counted["groups"][0][1]["runs"]["failed"] = 0
+    line = orjson.dumps(counted) + b"\n"
+    status, merged, _ = run("stats", line * 2, "--merge", "--partial")
+    assert status == 0
+    status, out, err = run("stats", merged, "--merge", "--format", "ndjson")
+    assert (status, err) == (0, b"")
+    assert f'"ok":{2 * (2**64 - 1)},'.encode() in out
+
+
+def test_a_bad_version_is_quoted_short():
+    with pytest.raises(BadPartial) as refused:
+        read_partial({"ndagent-stats-partial": "A" * 5_000_000, "by": None, "groups": []})
+    assert len(str(refused.value)) < 200
+
+
+def test_merge_prints_no_figures_when_a_partial_is_refused():
+    """Figures without a refused partial would pass a CI gate they should fail."""
+    from conftest import InProcess
+
+    good = orjson.dumps(one_run_partial()) + b"\n"
+    two = one_run_partial()
+    two["groups"].append(["zzz", two["groups"][0][1]])
+    status, out, err = InProcess()("stats", good + orjson.dumps(two) + b"\n", "--merge")
+    assert (status, out) == (2, b"")
+    assert err.count(b"\n") == 1 and b"one group, keyed null" in err
