@@ -29,12 +29,14 @@ def main():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import conftest
     import test_decoder
+    import test_inputs
     import test_prefilter
     import test_robustness
     import test_split
     import test_validate_quick
 
     properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder,
+                                              test_inputs,
                                               test_validate_quick, test_split)
                   for name, test in vars(module).items()
                   if name.startswith("test_property_") and args.only in name]
