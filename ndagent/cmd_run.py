@@ -257,20 +257,37 @@ class _Watching:
 
 class RawOutput(Output):
     """Standard output for --show raw: the bytes the agent printed, written when the
-    frame flushes (after each batch), never while the decoder reads (a write error
-    must not pass for a read error).  On a terminal they are decoded as they come, and
-    control and invisible characters are spelt out (the --save file has the bytes)."""
+    frame flushes (after each batch), and past 1 MiB held as the decoder reads (an agent
+    may print for ever without a newline, and the decoder then hands on no batch); a
+    write error there is kept for the frame's next flush, not taken for a read error.
+    On a terminal they are decoded as they come, and control and invisible characters
+    are spelt out (the --save file has the bytes)."""
 
     def __init__(self):
         super().__init__()
         self.decoder = None
+        self.error = None  # a write error met while the decoder read
         if self.terminal:
             self.decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
 
     def write(self, data):
+        if self.error is not None:
+            return  # the output is broken: the frame says so at its next flush
         if self.decoder is not None:
             data = escape_controls(self.decoder.decode(data), keep_lines=True).encode()
         self.parts.append(data)
+        self.size += len(data)
+        if self.size > 1 << 20:
+            try:
+                super().flush()
+            except OSError as error:
+                self.error = error
+
+    def flush(self):
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        super().flush()
 
 
 build_parser, main = cli.entry(RunCommand)

@@ -110,6 +110,21 @@ def test_raw_shows_the_stream_and_none_nothing(tmp_path):
     assert none.returncode == 0 and none.stdout == b"" and saved == CURSOR.read_bytes()
 
 
+def test_raw_holds_no_more_than_a_mebibyte_of_a_line_without_end(tmp_path):
+    """An agent that prints 64 MB with no newline: shown as it comes, not held."""
+    from conftest import peak_rss
+
+    endless = tmp_path / "endless"
+    with open(endless, "wb") as file:
+        for _ in range(64):
+            file.write(b"x" * (1 << 20))
+    with open(os.devnull, "rb") as stdin:
+        status, peak = peak_rss([command("run"), "--show", "raw", "-q", "--max-line", "1M",
+                                 "--", "cat", endless], stdin)
+    assert status == 1  # no event: the agent printed nothing of a stream
+    assert peak < 50 << 20
+
+
 def test_raw_on_a_terminal_spells_out_controls(tmp_path):
     stream = tmp_path / "hostile.ndjson"
     first, *rest = CURSOR.read_bytes().splitlines(keepends=True)
