@@ -32,8 +32,11 @@ event, Codex's turn.completed or turn.failed) or after its output ended; --grace
 after it exited while a process it started still holds its output open (at once if
 its run was over); after --idle without output, or --timeout after it started (said
 on standard error; status 124, as timeout(1) gives, unless its run was over by then);
-and on Ctrl-C, SIGTERM or SIGHUP, which are passed on to its group (a second one
-kills it at once; status 130, 143 or 129). An agent that makes several runs in one
+and on Ctrl-C, SIGTERM, SIGHUP and the other signals that would end ndagent (SIGQUIT,
+SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU), which are passed on to its group (a second one
+kills it at once; status 128 and the signal's number: 130, 143, 129, ...). On Linux,
+the processes it leaves behind in sessions of their own come back to ndagent when
+their parent dies, and are ended with it. An agent that makes several runs in one
 process (Claude with --input-format stream-json) must begin the next within --grace.
 
 How its run ended decides the exit status, not how the agent was ended: a run that
@@ -80,7 +83,8 @@ EXIT_STATUSES = (
     ("124", "--idle or --timeout ended the agent before its run was over"),
     ("126", "COMMAND was found but could not be run"),
     ("127", "COMMAND was not found"),
-    ("130", "interrupted (Ctrl-C); 143 and 129 for SIGTERM and SIGHUP"),
+    ("130", "interrupted (Ctrl-C); 143 and 129 for SIGTERM and SIGHUP, and 128 and\n"
+            "the number of any other signal passed on"),
 )
 
 EXIT_LIMIT, EXIT_CANNOT_RUN, EXIT_NOT_FOUND = 124, 126, 127

@@ -8,6 +8,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 
 # How often the agent's process group is looked at, while only processes that do not
@@ -16,8 +17,14 @@ POLL = 0.05
 # The longest wait in one go (a --timeout of days is waited for in steps).
 MAX_WAIT = 3600.0
 
-# The signals passed on to the agent's group.
-PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The signals passed on to the agent's group: every one whose default would end
+# ndagent and leave the agent running in its own session.
+PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+             signal.SIGUSR2, signal.SIGALRM, signal.SIGXCPU)
+
+# Linux's prctl option that makes the processes a process leaves behind (a daemon the
+# agent started with setsid) this one's children, so that they can be ended with it.
+_PR_SET_CHILD_SUBREAPER = 36
 
 # The units of a duration, in seconds.
 UNITS = {"s": 1, "m": 60, "h": 3600}
@@ -75,10 +82,14 @@ class Agent:
         self.interrupted = None  # the signal ndagent received and passed on
         self.limit_fired = False  # --idle or --timeout ended it before its run was over
         self.done = False
+        self.children_before = None  # with orphans adopted: the children before the agent
 
     def start(self):
         """Start the agent: None, or the OSError that kept it from starting."""
-        # Lazy: only a started agent needs them, not --help nor the list of the verbs.
+        if _adopt_orphans():
+            # This process's children from before (a script's that runs this in its
+            # own process) are not the agent's orphans.
+            self.children_before = frozenset(_children())
         self.wakeup = os.pipe()
         for fd in self.wakeup:
             os.set_blocking(fd, False)
@@ -152,6 +163,8 @@ class Agent:
                 os.close(fd)
         for signum, handler in self.handlers.items():
             signal.signal(signum, handler)
+        if self.process is not None:
+            _adopt_orphans(False)
 
     def _take(self, size):
         """What the output holds now (saved), None if nothing; at its end (b"") it is
@@ -203,6 +216,8 @@ class Agent:
         if self.exited_at is None and self.process.poll() is not None:
             self.exited_at = time.monotonic()
             self.exited_on_its_own = self.signalled_at is None
+        if self.children_before is not None:
+            _reap(self.children_before | {self.process.pid})
         return readable
 
     def _next(self, now):
@@ -294,9 +309,12 @@ class Agent:
 
     def _stop(self):
         """Done: the output, if still open (held by a process that left the group), is
-        given up."""
+        given up, and the processes that left the group and came back to this one when
+        their parent died (Linux) are ended."""
         if self.pipe is not None:
             self._close_output()
+        if self.children_before is not None:
+            _end_orphans(self.children_before | {self.process.pid}, self.grace)
         self.done = True
 
     def _signal(self, signum):
@@ -332,3 +350,72 @@ class Agent:
 
 def _nothing():
     """The action of a wait that only looks again."""
+
+
+def _adopt_orphans(adopt=True):
+    """Where the system allows it (Linux), make the processes the agent leaves behind
+    this one's children when their parent dies, rather than init's (``adopt``; False
+    puts it back): whether it does."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # lazy: only run on Linux needs it
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(
+            _PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no prctl to be had: orphans go to init
+        return False
+
+
+def _reap(kept):
+    """Collect the children that have ended, but those ``kept`` (the agent, whose status
+    Popen takes, and the children this process had before it): orphans that came back
+    to this process would otherwise be zombies that keep their group alive."""
+    while True:
+        try:
+            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if found is None or found.si_pid in kept:
+            return
+        os.waitpid(found.si_pid, 0)
+
+
+def _children():
+    """The processes whose parent this one is (``ps``: no /proc on every system)."""
+    try:
+        listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True,
+                                 text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    mine = str(os.getpid())
+    return [int(pid) for pid, parent in (line.split() for line in listing.splitlines())
+            if parent == mine]
+
+
+def _end_orphans(kept, grace):
+    """End the processes that came back to this one, but those ``kept`` (SIGTERM, then
+    SIGKILL ``grace`` later), and collect them."""
+    orphans = [pid for pid in _children() if pid not in kept]
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for pid in orphans:
+            try:  # noqa: SIM105 - contextlib would cost start-up time
+                os.kill(pid, signum)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace
+        while orphans and time.monotonic() < deadline:
+            _reap(kept)
+            orphans = [pid for pid in orphans if _alive(pid)]
+            time.sleep(POLL)
+    _reap(kept)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True

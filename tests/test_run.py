@@ -194,7 +194,9 @@ def started(process):
     assert process.stdout.read1(65536)
 
 
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("signum, status", [
+    (signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGQUIT, 131), (signal.SIGUSR1, 138),
+    (signal.SIGALRM, 142)])
 def test_a_signal_is_passed_on_to_the_agent(tmp_path, signum, status):
     pids = tmp_path / "pids"
     process = subprocess.Popen(
@@ -206,6 +208,34 @@ def test_a_signal_is_passed_on_to_the_agent(tmp_path, signum, status):
     process.communicate(timeout=30)
     assert process.returncode == status
     assert not [pid for pid in pids.read_text().split() if alive(pid)]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's subreaper only")
+@pytest.mark.parametrize("behaviour", [[], ["--then", "hang"]])
+def test_a_process_that_left_the_agent_s_group_is_ended_too(tmp_path, behaviour):
+    """A daemon the agent started in a session of its own (setsid, as Node's detached
+    spawn): it comes back to ndagent when the agent dies, and is ended with it."""
+    done, saved = run_agent(tmp_path, GRACE, CURSOR, "--escape", *behaviour)
+    assert done.returncode == 0 and saved == CURSOR.read_bytes()
+
+
+def test_as_pid_1_the_group_s_ended_processes_do_not_hold_the_agent_s_end():
+    """As the PID 1 of a container (unshare -pf), the processes of the agent's group
+    come back to ndagent when ended: it collects them, rather than wait its whole
+    --grace for a group that looks alive."""
+    import shutil
+    import time
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare here")
+    started_at = time.monotonic()
+    done = subprocess.run(["unshare", "-pf", command("run"), "--grace", "20", "-q", "--",
+                           *fake_agent(CURSOR, "--grandchild")], capture_output=True,
+                          timeout=60)
+    if done.returncode != 0 and b"unshare" in done.stderr:
+        pytest.skip(f"unshare cannot make a PID namespace here: {done.stderr!r}")
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert time.monotonic() - started_at < 10
 
 
 def test_a_second_signal_kills_at_once(tmp_path):
