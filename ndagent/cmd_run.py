@@ -4,6 +4,7 @@ it once its run is over or when it stalls, so that a job never waits for it fore
 import codecs
 import os
 import re
+import select
 import sys
 from argparse import ArgumentTypeError
 from importlib import import_module
@@ -11,7 +12,7 @@ from importlib import import_module
 from ndagent import cli, options
 from ndagent.frame import REGISTRY, Command, is_output, output_file, read_here
 from ndagent.output import Output, write_all
-from ndagent.supervise import UNITS, Agent
+from ndagent.supervise import UNITS, Agent, Interrupted
 from ndagent.terminal import escape_controls
 
 SUMMARY = "run an agent, show its stream, and end it once its run is over or stalls"
@@ -185,10 +186,13 @@ class RunCommand(Command):
                 self.say(f"{agent.label}: cannot run: {error.strerror or error}")
                 return EXIT_NOT_FOUND if isinstance(error, FileNotFoundError) else EXIT_CANNOT_RUN
             shown = self.shown_command(agent)
-            shown.begin_output()
-            read_here(shown, (agent,))
-            shown.end_output()
-            shown.out.flush()
+            try:
+                shown.begin_output()
+                read_here(shown, (agent,))
+                shown.end_output()
+                shown.out.flush()
+            except Interrupted:  # a signal while the output waited for its reader
+                shown.out.parts.clear()
             agent.finish()
         finally:
             agent.close()
@@ -217,9 +221,9 @@ class RunCommand(Command):
         if show in SHOWN_VERBS:
             import_module(f"ndagent.cmd_{show}")  # which registers its class
             verb_class = REGISTRY[show]
-        out = self.out
+        out = GuardedOutput(agent)
         if show == "raw":
-            out = agent.show = RawOutput()
+            out = agent.show = RawOutput(agent)
         shown_class = type(verb_class.__name__, (_Watching, verb_class), {"agent": agent})
         return shown_class(self.args.shown, self.prog, out)
 
@@ -259,7 +263,30 @@ class _Watching:
             self.agent.run_over()
 
 
-class RawOutput(Output):
+class GuardedOutput(Output):
+    """Standard output of run: written a pipe's atomic size at a time, each once there
+    is room for it, waiting as the agent's supervisor waits (``Agent.wait_writable``):
+    a reader that stops reading keeps neither signals nor limits from ending the
+    agent."""
+
+    def __init__(self, agent):
+        super().__init__()
+        self.agent = agent
+
+    def flush(self):
+        if not self.parts:
+            return
+        data = memoryview(b"".join(self.parts))
+        self.parts.clear()
+        self.size = 0
+        if self.terminal:
+            self.line_open = data[-1:] != b"\n"
+        while data:
+            self.agent.wait_writable(self.fd)
+            data = data[os.write(self.fd, data[:select.PIPE_BUF]):]
+
+
+class RawOutput(GuardedOutput):
     """Standard output for --show raw: the bytes the agent printed, written when the
     frame flushes (after each batch), and past 1 MiB held as the decoder reads (an agent
     may print for ever without a newline, and the decoder then hands on no batch); a
@@ -267,8 +294,8 @@ class RawOutput(Output):
     On a terminal they are decoded as they come, and control and invisible characters
     are spelt out (the --save file has the bytes)."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, agent):
+        super().__init__(agent)
         self.decoder = None
         self.error = None  # a write error met while the decoder read
         if self.terminal:

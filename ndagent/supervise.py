@@ -5,6 +5,7 @@ knows nothing of the verb: it is told what to do through its arguments (the limi
 function that says a message, one that writes the --save file)."""
 
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -28,6 +29,11 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 # The units of a duration, in seconds.
 UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+class Interrupted(Exception):
+    """ndagent received a signal while it waited to write its output: the agent's group
+    was told, and nothing more is written."""
 
 
 def duration_text(seconds):
@@ -89,7 +95,7 @@ class Agent:
         if _adopt_orphans():
             # This process's children from before (a script's that runs this in its
             # own process) are not the agent's orphans.
-            self.children_before = frozenset(_children())
+            self.children_before = frozenset(_children() or ())
         self.wakeup = os.pipe()
         for fd in self.wakeup:
             os.set_blocking(fd, False)
@@ -134,6 +140,32 @@ class Agent:
                         self.show.write(data)
                     return data
         return b""
+
+    def wait_writable(self, fd):
+        """Wait until ``fd`` has room for a pipe's atomic write, acting meanwhile on the
+        signals ndagent receives and on the rules' times, as reading does: a slow reader
+        of ndagent's output keeps neither Ctrl-C nor --timeout from ending the agent
+        (Interrupted once a signal was passed on).  Time spent waiting here is no
+        silence of the agent's (--idle)."""
+        while True:
+            timeout = MAX_WAIT
+            if not self.done:  # (once done, no rule is left to act on)
+                now = time.monotonic()
+                when, action = self._next(now)
+                if when is not None and when <= now:
+                    action()
+                    continue
+                if when is not None:
+                    timeout = min(when - now, MAX_WAIT)
+            readable, writable, _ = select.select([self.wakeup[0]], [fd], [], timeout)
+            if readable:
+                self._take_signals()
+            if self.interrupted is not None:
+                raise Interrupted
+            if self.pipe is not None:
+                self.last_output = max(self.last_output, time.monotonic())
+            if writable:
+                return
 
     def finish(self):
         """After the frame: the agent ended at once if the frame stopped reading early
@@ -382,21 +414,26 @@ def _reap(kept):
 
 
 def _children():
-    """The processes whose parent this one is (``ps``: no /proc on every system)."""
+    """The processes whose parent this one is (``ps``: no /proc on every system), or
+    None when ``ps`` cannot tell: it sees other process ids than this one (in a
+    container's own namespace, with the host's /proc), as its own entry shows."""
     try:
-        listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True,
-                                 text=True, timeout=10).stdout
+        lister = subprocess.Popen(["ps", "-A", "-o", "pid=,ppid="], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        listing = lister.communicate(timeout=10)[0]
     except (OSError, subprocess.SubprocessError):
-        return []
+        return None
     mine = str(os.getpid())
-    return [int(pid) for pid, parent in (line.split() for line in listing.splitlines())
-            if parent == mine]
+    pairs = [line.split() for line in listing.splitlines() if len(line.split()) == 2]
+    if [str(lister.pid), mine] not in pairs:
+        return None
+    return [int(pid) for pid, parent in pairs if parent == mine and pid != str(lister.pid)]
 
 
 def _end_orphans(kept, grace):
     """End the processes that came back to this one, but those ``kept`` (SIGTERM, then
     SIGKILL ``grace`` later), and collect them."""
-    orphans = [pid for pid in _children() if pid not in kept]
+    orphans = [pid for pid in _children() or () if pid not in kept]
     for signum in (signal.SIGTERM, signal.SIGKILL):
         for pid in orphans:
             try:  # noqa: SIM105 - contextlib would cost start-up time

@@ -219,25 +219,6 @@ def test_a_process_that_left_the_agent_s_group_is_ended_too(tmp_path, behaviour)
     assert done.returncode == 0 and saved == CURSOR.read_bytes()
 
 
-def test_as_pid_1_the_group_s_ended_processes_do_not_hold_the_agent_s_end():
-    """As the PID 1 of a container (unshare -pf), the processes of the agent's group
-    come back to ndagent when ended: it collects them, rather than wait its whole
-    --grace for a group that looks alive."""
-    import shutil
-    import time
-
-    if shutil.which("unshare") is None:
-        pytest.skip("no unshare here")
-    started_at = time.monotonic()
-    done = subprocess.run(["unshare", "-pf", command("run"), "--grace", "20", "-q", "--",
-                           *fake_agent(CURSOR, "--grandchild")], capture_output=True,
-                          timeout=60)
-    if done.returncode != 0 and b"unshare" in done.stderr:
-        pytest.skip(f"unshare cannot make a PID namespace here: {done.stderr!r}")
-    assert (done.returncode, done.stderr) == (0, b"")
-    assert time.monotonic() - started_at < 10
-
-
 def test_a_second_signal_kills_at_once(tmp_path):
     pids = tmp_path / "pids"
     process = subprocess.Popen(
@@ -253,7 +234,9 @@ def test_a_second_signal_kills_at_once(tmp_path):
             process.wait(timeout=0.1)
             break
     process.communicate(timeout=30)
-    assert process.returncode == 143
+    # (a SIGTERM sent after ndagent put its handlers back, as it exits, ends it by that
+    # signal: what a shell shows as 143 too)
+    assert process.returncode in (143, -signal.SIGTERM)
     assert not [pid for pid in pids.read_text().split() if alive(pid)]
 
 
