@@ -7,7 +7,9 @@ never imports.  Each page is made by argparse-manpage from the very parser the c
 runs (``ndagent.cmd_VERB.build_parser()``, ``ndagent.cli.build_parser()`` for
 ``ndagent.1``), one page per parser, for every command in ``ndagent.cli.COMMANDS``.
 The texts --help shows (description, examples, exit statuses) come from the parser
-(``parser.help_parts``); a command module may define besides, for its page only:
+(``parser.help_parts``), and what it says of the agents from their formats
+(``parser.agents_paragraphs()``); a command module may define besides, for its page
+only:
 
     ENVIRONMENT  {VARIABLE: meaning} (or a paragraph): an ENVIRONMENT section
     CHECKS       {check name: meaning}: a CHECKS section listing every check
@@ -133,6 +135,9 @@ def outcomes():
 def manpage(parser, verb, module, date):
     """The page of one parser, as text."""
     parts = parser.help_parts
+    description = parts["description"]
+    if parser.agents_paragraph:  # what --help adds of the agents, from their formats
+        description = f"{description}\n\n{parser.agents_paragraphs()}"
     # The page has sections of its own for what --help puts in the description and
     # epilog, and lists FILE and the other arguments with the options.
     parser.description = parser.epilog = None
@@ -144,7 +149,7 @@ def manpage(parser, verb, module, date):
     page.source = f"ndagent {__version__}"
     page.manual = MANUAL
     page.add_section("synopsis", "=", synopsis(parser, verb))
-    page.add_section("description", "=", paragraphs(parts["description"]))
+    page.add_section("description", "=", paragraphs(description))
     if verb is None:
         page.add_section("commands", "=", commands())
         page.add_section("tool kinds", "=", tool_kinds())

@@ -19,6 +19,7 @@ from ndagent.options import (
     EXIT_STATUSES,
     EXIT_USAGE,
     Parser,
+    agent_examples,
     keep_parts,
 )
 from ndagent.output import Output, die_of_sigpipe, write_message
@@ -41,17 +42,16 @@ def __getattr__(name):
 SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
 
 DESCRIPTION = """\
-Small Unix filters for the NDJSON event streams that AI coding agents print: the Cursor
-Agent CLI's --output-format stream-json, Claude Code's 'claude -p --output-format
-stream-json --verbose', 'codex exec --json' and the Gemini CLI's --output-format
-stream-json. Each input's agent is told from its first objects.
+Small Unix filters for the NDJSON event streams that AI coding agents print (the
+agents, and the command lines that print their streams, are listed below). Each input's
+agent is told from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
 tells more. 'ndagent completion bash|zsh|fish' prints the completion script of both
 forms, for a shell's start-up file."""
 
 EXAMPLES = """\
-  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent result
+  <AGENT> 'fix the tests' | ndagent result
   ndagent json run.ndjson | jq -r .result
   # how the runs of a day ended, counted
   ndagent json logs/*.ndjson | jq -r .subtype | sort | uniq -c
@@ -60,20 +60,22 @@ EXAMPLES = """\
     sort -rn | head -n 3 | cut -f 2
   # in a Makefile: the rule fails when the agent's run failed or was cut off
   answer.md: prompt.txt
-  \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
+  \t<AGENT> "$$(cat $<)" | ndagent result > $@"""
 
 
 def build_parser():
     """The parser of ``ndagent`` itself, which hands over to ``ndagent-VERB``."""
     listing = "\n".join(f"  {verb:<10}{summary}" for verb, summary in __getattr__("COMMANDS"))
     intro, _, rest = DESCRIPTION.partition("\n\n")
+    examples = agent_examples(EXAMPLES)
     parser = Parser(
         prog="ndagent",
         description=f"{intro}\n\ncommands:\n{listing}\n\n{rest}",
-        epilog=f"examples:\n{EXAMPLES}\n\n{EXIT_STATUS}",
+        epilog=f"examples:\n{examples}\n\n{EXIT_STATUS}",
         formatter_class=RawDescriptionHelpFormatter,
     )
-    keep_parts(parser, SUMMARY, DESCRIPTION, EXAMPLES, EXIT_STATUSES)
+    parser.agents_paragraph = True
+    keep_parts(parser, SUMMARY, DESCRIPTION, examples, EXIT_STATUSES)
     parser.add_argument("command", choices=VERBS, metavar="VERB",
                         help="the command to run: " + ", ".join(VERBS))
     parser.add_argument("args", nargs=REMAINDER, metavar="ARG",

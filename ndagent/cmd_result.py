@@ -10,20 +10,13 @@ from ndagent.terminal import escape_controls
 SUMMARY = "reassemble the assistant's full answer"
 
 DESCRIPTION = """\
-Print the assistant's answer of each run, text by text as the stream delivers it, then
-a newline at the end of the run unless the answer already ends with one. The answer is
-every assistant event's text in order; in a run made with --stream-partial-output
-(whose first assistant event has timestamp_ms and no model_call_id) only those deltas
-count, since the CLI repeats their text as whole segments. The rebuilt answer is checked
-against the result event's own text, with a warning when they differ. A run with no
-result event still prints what it rebuilt, then is reported (status 1).
-
-For Claude Code, Codex and Gemini the answer is what their json modes report, known
-only at the run's end and printed then: the result's text, that of the last main-thread
-message (Claude), the last agent_message (Codex), the text after the run's last tool
-call (Gemini); a failed run prints nothing. --live prints every assistant text as it
-arrives instead, interim messages included, an empty line between two messages
-(Cursor's segments join with nothing, as its answer does).
+Print the answer of each run, the text that the agent's own json output gives as its
+answer (what each agent's is, below), then a newline at the end of the run unless the
+answer already ends with one. An answer known as the stream delivers it is printed
+text by text as it arrives; any other only at the run's end, and a failed run then
+prints nothing. A run cut off (with no event that ends it) still prints what it has of
+the answer, then is reported (status 1). --live prints every assistant text as it
+arrives instead, interim messages included, an empty line between two messages.
 
 With -z, each run's answer is printed exactly and followed by a NUL, so that answers
 that hold newlines stay apart (xargs -0, read -d ''). A message on standard error never
@@ -34,14 +27,14 @@ spelt out (\\x1b) rather than sent raw, as are the bidirectional controls and th
 characters (\\u202e, \\U000e0001), which reorder or hide text."""
 
 EXAMPLES = """\
-  cursor-agent -p --output-format stream-json 'explain main.c' | ndagent result
+  <AGENT> 'explain main.c' | ndagent result
   ndagent result run.ndjson > answer.md
   ndagent result --from-result -n run.ndjson | wc -c
   # each run's answer on one line, whatever it holds (or: xargs -0, read -d '')
   ndagent result -z logs/*.ndjson | tr '\\n\\0' ' \\n'
   # in a Makefile: the rule fails when the agent's run failed or was cut off
   answer.md: prompt.txt
-  \tcursor-agent -p --output-format stream-json "$$(cat $<)" | ndagent result > $@"""
+  \t<AGENT> "$$(cat $<)" | ndagent result > $@"""
 
 # What an answer printed at its run's end needs: the RunEnd.
 _ENDS = frozenset({"ends"})
@@ -68,7 +61,7 @@ class ResultCommand(Command):
         parser.add_argument(
             "--live", action="store_true",
             help="print every assistant text as it arrives, interim messages included "
-                 "(what Cursor's answer is anyway)")
+                 "(what some agents' answer is anyway)")
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)

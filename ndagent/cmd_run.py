@@ -21,24 +21,24 @@ DESCRIPTION = """\
 Run COMMAND, an agent and its arguments given after '--', with its standard output on
 a pipe; show what it prints as 'ndagent VERB' would (--show), save it exactly
 (--save), and end the agent once its run is over or when it stalls. A pipeline
-'agent | ndagent result' waits as long as the agent runs, and the Cursor Agent CLI
-sometimes prints its result and never exits; a filter cannot end the process that
-writes to it, this command can.
+'agent | ndagent result' waits as long as the agent runs, and an agent may print the
+end of its run and never exit (below); a filter cannot end the process that writes to
+it, this command can.
 
 The agent runs in a process group (a session) of its own. It is ended by SIGTERM to
 the whole group, then SIGKILL --grace later, so that the shells, language servers and
 MCP servers it started do not outlive it or hold its output open. It is ended when it
-has not exited --grace after its run is over (the event that ends a run: a result
-event, Codex's turn.completed or turn.failed) or after its output ended; --grace
-after it exited while a process it started still holds its output open (at once if
-its run was over); after --idle without output, or --timeout after it started (said
-on standard error; status 124, as timeout(1) gives, unless its run was over by then);
-and on Ctrl-C, SIGTERM, SIGHUP and the other signals that would end ndagent (SIGQUIT,
-SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU), which are passed on to its group (a second one
-kills it at once; status 128 and the signal's number: 130, 143, 129, ...). On Linux,
-the processes it leaves behind in sessions of their own come back to ndagent when
-their parent dies, and are ended with it. An agent that makes several runs in one
-process (Claude with --input-format stream-json) must begin the next within --grace.
+has not exited --grace after its run is over (at the event that ends a run) or after
+its output ended; --grace after it exited while a process it started still holds its
+output open (at once if its run was over); after --idle without output, or --timeout
+after it started (said on standard error; status 124, as timeout(1) gives, unless its
+run was over by then); and on Ctrl-C, SIGTERM, SIGHUP and the other signals that would
+end ndagent (SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU), which are passed on to its
+group (a second one kills it at once; status 128 and the signal's number: 130, 143,
+129, ...), also while the reader of ndagent's output does not read. On Linux, the
+processes it leaves behind in sessions of their own come back to ndagent when their
+parent dies, and are ended with it. An agent that makes several runs in one process
+must begin the next within --grace.
 
 How its run ended decides the exit status, not how the agent was ended: a run that
 succeeded is status 0 even when the agent had to be ended after it. The agent's
@@ -58,21 +58,22 @@ COMMAND's output is read as the other commands read a FILE: its agent is told fr
 its first objects, or named by --agent."""
 
 EXAMPLES = """\
-  # Cursor: the answer as it arrives; if the agent has not exited 5 s (the default
-  # --grace) after its result event, it is ended, and the status is the run's
-  ndagent run -- cursor-agent -p --output-format stream-json 'fix the tests'
-  # Claude: one line per action; ended after 10 minutes without output (--idle)
+  # the answer as it arrives; if the agent has not exited 5 s (the default --grace)
+  # after its run is over, it is ended, and the status is the run's
+  ndagent run -- <AGENT> 'fix the tests'
+  # one line per action; ended after 10 minutes without output (--idle)
   ndagent run --show text -v --idle 10m -- \\
-    claude -p --output-format stream-json --verbose 'fix the tests'
-  # Codex: at most an hour in all (--timeout), the stream kept in run.ndjson
-  ndagent run --timeout 1h --save run.ndjson -- codex exec --json 'fix the tests'
-  # Gemini: 30 s to exit after its result (--grace), its tool calls as NDJSON
+    <AGENT> 'fix the tests'
+  # at most an hour in all (--timeout), the stream kept in run.ndjson
+  ndagent run --timeout 1h --save run.ndjson -- \\
+    <AGENT> 'fix the tests'
+  # 30 s to exit after its run (--grace), its tool calls as NDJSON
   ndagent run --grace 30s --show tools -- \\
-    gemini -p --output-format stream-json 'fix the tests'
+    <AGENT> 'fix the tests'
   # in a Makefile: the rule fails when the run fails, and never hangs
   answer.md: prompt.txt
   \tndagent run --idle 10m --timeout 1h -- \\
-  \t  cursor-agent -p --output-format stream-json "$$(cat $<)" > $@"""
+  \t  <AGENT> "$$(cat $<)" > $@"""
 
 EXIT_STATUSES = (
     ("0", "the agent's run succeeded (even if the agent had to be ended after it)"),

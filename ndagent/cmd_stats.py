@@ -36,16 +36,14 @@ cut off, never joined to the next one) and print figures over all their runs:
   duration: the total, the median and the 95th percentile of the runs' durations;
   tokens: input (uncached), output, cache read and cache write, summed;
   cost: the cost in USD, summed;
-  tool calls: by kind and by status, as 'ndagent tools' counts them, but that a
-    Claude call which the result's permission_denials names is permissionDenied;
+  tool calls: by kind and by status, as 'ndagent tools' counts them, but each with
+    its final outcome (the run's end may say more of a call: below);
   failed commands: the shell calls of status failure, counted by command, most
     frequent first (--top).
 
-Each figure is the agent's own, from the event that ends the run: Cursor's result;
-Claude's result (tokens from modelUsage, cost from total_cost_usd); Codex's
-turn.completed; Gemini's result stats. None is added up from other lines or
-estimated, none guessed from a price list: a figure that the agent does not report
-(Codex gives no duration, only Claude a cost) or that a run lacks (a cut-off run has
+Each figure is the agent's own, from the event that ends the run (each agent's,
+below). None is added up from other lines or estimated, none guessed from a price
+list: a figure that the agent does not report or that a run lacks (a cut-off run has
 none) is left out of its sum, and 'runs' beside each sum says how many runs reported
 it. Failed runs count their tokens and cost.
 
@@ -83,7 +81,7 @@ the partials). --merge --partial merges partials into one.
 
 EXAMPLES = """\
   ndagent stats logs/*.ndjson
-  cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson |
+  <AGENT> 'fix the tests' | tee run.ndjson |
     ndagent result; ndagent stats --by run run.ndjson
   ndagent stats --by model --format tsv --header logs/*.ndjson
   # where the runs that failed or were cut off began

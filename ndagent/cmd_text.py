@@ -17,28 +17,23 @@ file', 'Edited file', 'Ran terminal command', 'Deleted file', 'Listed directory'
 page', 'Searched the web', 'Called MCP tool', 'Called tool', 'Updated to-do list',
 'Ran subagent', or 'Used tool' for any other kind. A call that did not succeed gets
 ' (failed)', ' (denied)', ' (rejected)' or ' (error)' (' (unknown)' for an outcome of
-another shape). This is the text format of 'cursor-agent -p --output-format text' as
-documented; nothing else is printed. A call that never completes prints no line.
+another shape). Nothing else is printed. A call that never completes prints no line.
 
 With --progress, a line is printed when each call starts too, its action in the
 progressive form ('Reading file', 'Running terminal command', 'Using tool'), so that a
 long call shows at once; at the end of a run (one cut off, say), each call still open
 gets a line of its own, its action in the progressive form and ' (pending)'.
 
-Claude Code, Codex and Gemini tools have the same kinds: Bash, command_execution and
-run_shell_command are shell, Read and read_file read, Write write, Edit and replace
-edit, file_change is write, delete or edit, Task task, mcp__* tools, mcp_tool_call and
-mcp_* tools mcp, WebSearch, web_search and google_web_search webSearch, ...; a tool of
-no kind keeps its name and prints 'Used tool'. A subagent's calls print too.
+Every agent's tools are told by the same kinds (which of its tools is which, below); a
+tool of no kind keeps its own name and prints 'Used tool'.
 
 -k, -t and -s select the calls whose lines are printed, as for 'ndagent tools': by
 kind (shell, read, webSearch, ...), by the agent's own tool name, by outcome (failed,
 denied, ...).
 
-With --final, print instead the final assistant message of each run (its text after
-the last tool call), at the end of the run: what recent CLI versions print for
---output-format text. For Claude Code, Codex and Gemini, the answer that 'ndagent
-result' prints.
+With --final, print instead the final assistant message of each run, at the end of
+the run: the answer that 'ndagent result' prints, or for an agent whose answer is all
+the run's text (below), the text after the run's last tool call.
 
 Text from the stream is untrusted: in a target, control characters and the characters
 that reorder or hide text are spelt out (\\n, \\x1b, \\u202e, \\u200b, \\U000e0001)
@@ -49,12 +44,12 @@ some scripts need them); its other control, bidirectional and tag characters are
 spelt out."""
 
 EXAMPLES = """\
-  cursor-agent -p --output-format stream-json 'fix the tests' | tee run.ndjson | ndagent text
+  <AGENT> 'fix the tests' | tee run.ndjson | ndagent text
   ndagent text -v run.ndjson
   ndagent text --final run.ndjson > answer.txt
   ndagent text -v -k shell -s failed run.ndjson      # the commands that failed
   # watch a long run: each call as it starts, and as it ends
-  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent text -v --progress
+  <AGENT> 'fix the tests' | ndagent text -v --progress
   # what the agent did, counted: 12 Read file, 3 Edited file, ...
   ndagent text logs/*.ndjson | sort | uniq -c | sort -rn
   # in a Makefile: a log of the agent's actions beside its answer
@@ -108,8 +103,7 @@ class TextCommand(Command):
                  "pattern, the query, the url, or the tool name of an MCP or function tool")
         what.add_argument(
             "--final", action="store_true",
-            help="print only the final assistant message of each run (the text after its "
-                 "last tool call), at the end of the run")
+            help="print only the final assistant message of each run, at the end of the run")
         parser.add_argument(
             "--progress", action="store_true",
             help="also print a line when each call starts, its action in the progressive "

@@ -15,33 +15,24 @@ record for it the moment it completes:
   call_id, kind, name, status, args, result, session_id, model_call_id,
   duration_ms, source, line, agent, parent
 
-kind is the tool's key without 'ToolCall' (read, write, edit, shell, mcp, ...;
-'function' for a tool_call.function); name is the tool name of an MCP or function
-tool, else null; status is success, failure, permissionDenied, rejected, error,
-unknown (a result of another shape) or pending; args come from the started event when
-the completed one has none (a denied call); result is the object under the outcome
-key; duration_ms is the difference of the two events' timestamp_ms, when both have
-one; source and line say where the call started (or completed, when no started event
-was seen); agent is the agent whose stream it is (cursor, claude, codex or gemini);
-parent is the call_id of the subagent call that made this call (Claude's
-parent_tool_use_id), else null.
+kind is the tool's kind (read, write, edit, shell, mcp, ...: those -k takes), or its
+own name for a tool of none; name is the agent's own name of the tool; status is
+success, failure, permissionDenied, rejected, error, unknown (a result of another
+shape) or pending; args come from the started event when the completed one has none
+(a denied call); result is what the call gave back; model_call_id is the id of the
+model's message that made the call; duration_ms is the time between the two events,
+when both have one; source and line say where the call started (or completed, when no
+started event was seen); agent is the agent whose stream it is (its --agent name);
+parent is the call_id of the subagent call that made this call, else null. Where the
+agent's stream has none of these, it is null; what each is for each agent, below.
 
 A call that never completes is printed at the end of its run with status pending, or
-with the outcome the run's end gives it (a Claude call listed in the result's
-permission_denials: permissionDenied); so is a call started with no call_id, which
-cannot be paired (a Gemini tool_use without tool_id: with a warning). A status is
-what is known when the record is printed: a call that completed is not printed again
-when the run's end says more. Only what the records need of the calls still open is
-kept in memory, at most {MAX_OPEN_CALLS} calls and {MAX_OPEN_BYTES >> 20} MiB (estimated): beyond
-that the oldest are printed as pending at once, with a warning.
-
-For Claude, name is the tool's name (Bash, Read, mcp__server__tool, ...), args its
-input, result {{"content": ...}} of its tool_result (with tool_use_result when the line
-has it), model_call_id the message id; for Codex, call_id is the item id, name the
-item type (server/tool for MCP), args and result the item's fields (command;
-exit_code and aggregated_output; ...), duration_ms null (the stream has no clock); for
-Gemini, call_id is tool_id, name tool_name, args the parameters, result the output or
-error.
+with the outcome the run's end gives it; so is a call started with no call_id, which
+cannot be paired. A status is what is known when the record is printed: a call that
+completed is not printed again when the run's end says more. Only what the records
+need of the calls still open is kept in memory, at most {MAX_OPEN_CALLS} calls and
+{MAX_OPEN_BYTES >> 20} MiB (estimated): beyond that the oldest are printed as pending at once,
+with a warning.
 
 --format tsv prints the columns call_id, kind, status, target, duration_ms, agent,
 parent instead, the target being the path, command, pattern, query, url or tool name
@@ -53,7 +44,7 @@ characters and the characters that reorder or hide text as \\x1b, \\u202e, \\u20
 """ + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
-  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent tools -s failure
+  <AGENT> 'fix the tests' | ndagent tools -s failure
   ndagent tools -k shell --format tsv run.ndjson | cut -f4      # the commands it ran
   ndagent tools -k edit,write run.ndjson | jq -r .args.path | sort -u
   ndagent tools -s pending --format tsv --header cut-off.ndjson

@@ -17,7 +17,7 @@ SUMMARY = "check a stream against the format, with exact line numbers"
 CHECKS = {
     "json": ("error", "a line is not a JSON object in UTF-8"),
     "truncated": ("error", "the last line, with no newline, is not whole JSON: cut off"),
-    "noise": ("warning", "a line is not JSON, where the agent writes such lines (gemini)"),
+    "noise": ("warning", "a line is not JSON, where the agent writes such lines"),
     "agent": ("error", "the input is no agent's stream (json output is not one), or not "
                        "the one --agent names"),
     "other-agent": ("error", "an event of another agent than the input's, after its first"),
@@ -25,7 +25,7 @@ CHECKS = {
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
     "call-untracked": ("error", "a call is no longer tracked: too many calls open at once"),
-    "no-result": ("error", "a run ends without its end event (Cursor's result)"),
+    "no-result": ("error", "a run ends without the event that ends a run: it was cut off"),
     "no-run": ("error", "the input holds no event: the agent printed nothing"),
     "answer": ("error", "the rebuilt answer differs from the result event's text"),
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
@@ -41,22 +41,18 @@ well-formed, complete, successful run: one line per finding, as it is found,
 
 then one summary line per FILE: 'FILE: N events, R runs, E errors, W warnings'. Each
 FILE is checked as a stream of its own, so that many are checked in N processes with
--j N (by default one per core when they add up to {_SHARE_MB} MB or more), the output the same
-whatever N is, in FILE order. A FILE of {_SPLIT_MB} MB or more that holds many runs (Cursor's
-or Gemini's) is checked in N parts likewise, each cut between the end of one run and
-the start of the next, where nothing carries over: lines are numbered and counted as
-in the whole FILE, and the output is the same. The status is 1 when there is an error.
+-j N (by default one per core when they add up to {_SHARE_MB} MB or more), the output
+the same whatever N is, in FILE order. A FILE of {_SPLIT_MB} MB or more that holds many
+runs of an agent whose runs carry nothing over from one to the next (below) is checked
+in N parts likewise, each cut between the end of one run and the start of the next:
+lines are numbered and counted as in the whole FILE, and the output is the same. The
+status is 1 when there is an error.
 
 Each agent has the generic checks (bad lines, runs, calls, failed runs, the answer)
-and its own (listed below). For Cursor, whatever real streams contain is valid: the
-documented events and fields, and what the CLI adds to them (thinking and
-interaction_query events, timestamp_ms, model_call_id, usage, calls completed without
-being started, ...). Event types and fields unknown even to that are accepted, and
-reported under --strict only. Blank
-lines, a byte order mark and \\r\\n line ends are accepted silently. Memory stays
-constant however long the stream: the answer is compared by digest, and at most
-{MAX_OPEN_CALLS} calls open at once are tracked, beyond which the oldest is reported
-(call-untracked).
+and its own (listed below). Blank lines, a byte order mark and \\r\\n line ends are
+accepted silently. Memory stays constant however long the stream: the answer is
+compared by digest, and at most {MAX_OPEN_CALLS} calls open at once are tracked, beyond
+which the oldest is reported (call-untracked).
 
 A message quotes text from the stream (ids, type, field and tool names) at most
 {QUOTE_LIMIT} characters long, then '...', with a backslash doubled (\\\\) and control
@@ -66,7 +62,7 @@ characters and the characters that reorder or hide text spelt out (\\x1b, \\u202
 """ + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
-  cursor-agent -p --output-format stream-json 'fix the tests' | ndagent validate
+  <AGENT> 'fix the tests' | ndagent validate
   ndagent validate -q run.ndjson && ndagent result run.ndjson > answer.md
   # the checks that fail most often over a day of runs
   ndagent validate --format ndjson logs/*.ndjson | jq -r '.check // empty' |

@@ -64,15 +64,22 @@ class Parser(argparse.ArgumentParser):
     def _get_formatter(self):
         return self.formatter_class(prog=self.prog, width=self.formatter_width)
 
-    # Whether the description ends with what every command says of the agents, added
-    # when help is shown (it is made from every format's declaration).
+    # The verb whose help this is (None: ndagent's own), and whether its description
+    # ends with what the agents' formats say of that verb and of every command, added
+    # when help is shown (made from every format's declaration).
+    verb = None
     agents_paragraph = False
+
+    def agents_paragraphs(self):
+        """The paragraphs that end the description: what the agents' formats say of the
+        verb, then of every command (for --help and the man pages)."""
+        return "\n\n".join(filter(None, (agents_prose(self.verb), agents_help())))
 
     def format_help(self):
         self.formatter_width = None  # the terminal's
         if self.agents_paragraph:
             self.agents_paragraph = False
-            self.description = f"{self.description}\n\n{agents_help()}"
+            self.description = f"{self.description}\n\n{self.agents_paragraphs()}"
         return super().format_help()
 
     def format_usage(self):
@@ -179,19 +186,31 @@ def use_color(choice, fd):
 COMPLETE_FILES = {"bash": "_shtab_compgen_files", "zsh": "_files"}
 
 
-def agents_help():
-    """What every command's --help says of the agents it reads, from their formats."""
+# A space at which a paragraph of help is never broken (within an agent's command
+# line), a plain one in the paragraph filled.
+_NO_BREAK = "\xa0"
+
+
+def _fill(text):
+    """A paragraph of help, filled as the others are."""
     from textwrap import fill  # lazy: only --help needs it
 
+    return fill(text, 86, break_on_hyphens=False,
+                break_long_words=False).replace(_NO_BREAK, " ")
+
+
+def agents_help():
+    """What every command's --help says of the agents it reads, from their formats."""
     formats = all_formats()
-    listed = [f"{each.title} ('{each.invocation}')" for each in formats]
+    listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
+              for each in formats]
     listing = " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
     found = fallback()
     otherwise = (f"an input whose objects all have types {found.title} uses is "
                  f"{found.title}'s (so is one with no object); any other is reported"
                  if found is not None else "it is reported")
     other = f"a {formats[-1].name} event in a {formats[0].name} stream"
-    return fill(
+    return _fill(
         f"Agents: each FILE (and standard input) is read as the stream of the agent that "
         f"its first JSON objects tell, by their keys and values: {listing}; objects before "
         f"the first decisive one are held and handled after it. With none in "
@@ -203,7 +222,24 @@ def agents_help():
         f"is told, an object of another agent is a bad line, '{other}': skipped with a "
         f"warning (an error in validate), wherever a line is decoded: every line in "
         f"validate and under --strict, else the lines that may hold an event the command "
-        f"needs.", 86, break_on_hyphens=False, break_long_words=False)
+        f"needs.")
+
+
+def agents_prose(verb):
+    """What the agents' formats say of ``verb`` in its --help: a paragraph for each
+    agent that says something, headed by its title ("" when none does)."""
+    return "\n\n".join(_fill(f"{each.title}: {each.help[verb]}")
+                        for each in all_formats() if each.help.get(verb))
+
+
+# Where an example shows an agent's command line, the verbs' EXAMPLES have this word:
+# help shows the first agent's there (a verb names no agent).
+AGENT = "<AGENT>"
+
+
+def agent_examples(examples):
+    """Examples as help shows them, the first agent's command line for AGENT."""
+    return examples.replace(AGENT, all_formats()[0].invocation)
 
 
 # -q and --strict mean the same in every verb; each verb's --help says what else.
@@ -217,13 +253,14 @@ def command_parser(verb, summary, description, examples, converter=True,
                               "input"):
     """The parser of ``ndagent-VERB`` with the options every command shares; ``converter``
     adds the bad-line policy options (``--strict``, ``-q``)."""
+    examples = agent_examples(examples)
     parser = Parser(
         prog=f"ndagent-{verb}",
         description=f"{summary}.\n\n{description}",
         epilog=f"examples:\n{examples}\n\n{format_exit_status(exit_statuses)}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.agents_paragraph = True
+    parser.verb, parser.agents_paragraph = verb, True
     keep_parts(parser, summary, description, examples, exit_statuses)
     if files_help is not None:  # None: a command that reads no FILE (run)
         files = parser.add_argument("files", nargs="*", metavar="FILE",

@@ -4,6 +4,8 @@ verb imports no other verb, and neither the decoder nor the frame nor a verb nor
 library names an agent or a raw event type."""
 
 import ast
+import re
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -110,15 +112,59 @@ def test_no_agent_or_raw_event_type_named_outside_the_formats(path):
     assert named == [], f"{path.name} names an agent or a raw event type: {named}"
 
 
-# The longest a module may be, in lines; how many imports may stand inside functions
-# (each a deliberately lazy one, saying why on its line: "# lazy: ...").
+def _agent_named(text):
+    """The first agent's name (a whole word, in any case) or format title that a text
+    holds, or None."""
+    for each in formats.all_formats():
+        found = re.search(rf"\b{re.escape(each.name)}\b", text, re.I)
+        if found or each.title.lower() in text.lower():
+            return found[0] if found else each.title
+    return None
+
+
+# The modules that --help is made of besides the formats: each verb, the entry point and
+# the options.  What they say is every agent's; what is one agent's, its format says.
+HELP_MODULES = sorted([*PACKAGE.glob("cmd_*.py"), PACKAGE / "cli.py", PACKAGE / "options.py"])
+
+
+@pytest.mark.parametrize("path", HELP_MODULES, ids=lambda path: path.name)
+def test_no_help_module_names_an_agent_in_its_prose(path):
+    """Stricter than the test above: no string holds an agent's name as a word, in any
+    case ('cursor-agent', "Claude's"), nor a format's title.  (A generic word that is an
+    agent's name, a terminal's cursor say, has to be put otherwise there.)"""
+    named = sorted((line, found) for line, text in _strings(path)
+                   if (found := _agent_named(text)))
+    assert named == [], f"{path.name} names an agent (its format should say it): {named}"
+
+
+@pytest.mark.parametrize("verb", cli.VERBS)
+def test_a_verbs_help_says_what_each_format_says_of_it(verb):
+    parser = import_module(f"ndagent.cmd_{verb}").build_parser()
+    shown = " ".join(parser.format_help().split())
+    said = [each for each in formats.all_formats() if each.help.get(verb)]
+    assert said, f"no format says anything of {verb}"
+    for each in said:
+        assert " ".join(f"{each.title}: {each.help[verb]}".split()) in shown, each.name
+
+
+# The longest a module may be, in lines of code (an agent's help prose, the HELP of its
+# format module, is text for --help and is not counted); how many imports may stand
+# inside functions (each a deliberately lazy one, saying why on its line: "# lazy: ...").
 MOST_LINES = 800
 MOST_LAZY_IMPORTS = 15
 
 
+def _help_prose_lines(tree):
+    """How many lines a module's HELP (a format's help prose) takes."""
+    return sum(node.end_lineno - node.lineno + 1 for node in tree.body
+               if isinstance(node, ast.Assign)
+               and [getattr(target, "id", None) for target in node.targets] == ["HELP"])
+
+
 @pytest.mark.parametrize("path", _modules(), ids=lambda path: _name(path))
 def test_no_module_is_too_long(path):
-    lines = path.read_text(encoding="utf-8").count("\n")
+    text = path.read_text(encoding="utf-8")
+    lines = text.count("\n") - _help_prose_lines(ast.parse(text))
     assert lines <= MOST_LINES, f"{_name(path)}: {lines} lines: split it"
 
 
@@ -154,7 +200,10 @@ def test_one_module_forks_and_none_uses_a_process_pool():
 
 
 def test_the_name_check_can_fail():
-    """The oracle above knows each agent's distinctive types."""
+    """The oracles above know each agent's distinctive types, and its name."""
     assert all(_raw_type(text) for text in ("tool_call", "stream_event", "item.completed",
                                             "tool_use"))
     assert not _raw_type("tools")
+    assert [_agent_named(text) for text in ("cursor-agent -p", "Claude's answer",
+                                            "the GEMINI CLI", "the agent's answer")] == [
+        "cursor", "Claude", "GEMINI", None]

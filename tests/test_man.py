@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ndagent import cli
+from ndagent import cli, formats
 
 ROOT = Path(__file__).resolve().parent.parent
 MAN = ROOT / "man"
@@ -86,6 +86,17 @@ def test_command_pages_have_what_the_module_adds(verb):
                 assert f".B {roff(term)}\n" in found.get(heading, ""), (verb, term)
         elif value:
             assert found.get(heading, "").strip(), (verb, heading)
+
+
+@pytest.mark.parametrize("verb", [verb for verb, _ in cli.COMMANDS])
+def test_command_pages_say_what_each_format_says_of_the_command(verb):
+    """As --help does: the agents' prose is their formats', assembled."""
+    description = sections(page(f"ndagent-{verb}.1"))["DESCRIPTION"]
+    text = " ".join(description.replace("\\&", "").replace("\\-", "-").replace("\\e", "\\")
+                    .split())
+    for each in formats.all_formats():
+        if each.help.get(verb):
+            assert " ".join(f"{each.title}: {each.help[verb]}".split()) in text, each.name
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ndagent.cmd_validate") is None,

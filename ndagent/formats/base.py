@@ -42,7 +42,8 @@ class Format:
     envelope; None for any other),
     ``fallback_types`` (the event types of an input with no decisive object that is
     then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
-    verb's --help says of this agent) and ``order`` (where it stands in listings)."""
+    verb's --help and man page say of this agent, a paragraph headed by its title; a
+    verb names no agent) and ``order`` (where it stands in listings)."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers", "reader",
                  "checks", "run_end", "live_answer", "separator", "noise_lines",

@@ -32,7 +32,7 @@ complete -c ndagent -n '__fish_seen_subcommand_from text' -l strict -d 'make eve
 complete -c ndagent -n '__fish_seen_subcommand_from text' -s q -l quiet -d 'print no warnings, only errors'
 complete -c ndagent -n '__fish_seen_subcommand_from text' -l version -d 'show program\'s version number and exit'
 complete -c ndagent -n '__fish_seen_subcommand_from text' -s v -l verbose -d 'name each call\'s target, as \'ACTION'
-complete -c ndagent -n '__fish_seen_subcommand_from text' -l final -d 'print only the final assistant message of each run'
+complete -c ndagent -n '__fish_seen_subcommand_from text' -l final -d 'print only the final assistant message of each run, at th...'
 complete -c ndagent -n '__fish_seen_subcommand_from text' -l progress -d 'also print a line when each call starts, its action in th...'
 complete -c ndagent -n '__fish_seen_subcommand_from text' -l color -x -a 'auto always never' -d 'colour the target and the outcome'
 complete -c ndagent -n '__fish_seen_subcommand_from text' -s k -l kind -x -a 'read write edit shell delete ls glob grep semSearch webFetch webSearch mcp task updateTodos function' -d 'only calls of this kind'
