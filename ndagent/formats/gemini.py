@@ -9,6 +9,7 @@ only figures are the ``result``'s ``stats``; every event has an ISO ``timestamp`
 only clock.
 """
 
+from ndagent.formats._gemini_help import HELP
 from ndagent.formats.base import Format
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 from ndagent.terminal import quote
@@ -161,8 +162,6 @@ def name_in_call_id(call_id):
             and parts[2] and all(c in "0123456789abcdef" for c in parts[2])):
         return parts[0]
     return None
-
-
 
 
 def _number(value):
@@ -467,30 +466,6 @@ def _failure(data, run):
         return run.last_error[1]
     status = data.get("status")
     return f'result status "{status}"' if status.__class__ is str else "result status"
-
-
-# What each verb's --help says of this agent (``Format.help``).
-HELP = {
-    "json": "the object of its json mode, "
-            '{"session_id","response","stats","error","warnings"}, '
-            "made from the stream: stats in the stream's reduced form (the result's few "
-            "figures, not the CLI's session metrics); a failed run's object is printed (status "
-            "1), where the CLI writes it on standard error.",
-    "result": "the answer is the text after the run's last tool call (its json mode's response), "
-              "known only at the run's end, since a later tool call would make the text so far "
-              "an interim message. --live prints every delta.",
-    "text": "run_shell_command is shell, read_file read, write_file write, replace edit, glob "
-            "glob, grep_search grep, mcp_* tools mcp, google_web_search webSearch, ...",
-    "tools": "call_id is tool_id, name tool_name, args the parameters, result the output or "
-             "error; a tool_use with no tool_id cannot be paired: it is printed at its run's end, "
-             "with a warning.",
-    "validate": "the CLI writes lines that are not JSON (notices such as 'Loaded cached "
-                "credentials.') on its standard output: each is a warning (noise), never an "
-                "error. There is no answer check: the stream holds no answer to check against. A "
-                "large FILE of many runs is checked in parts.",
-    "stats": "the figures are those of the result event's stats; it reports no cost.",
-    "run": "its run is over at its result event.",
-}
 
 
 FORMAT = Format(
