@@ -126,14 +126,35 @@ class BadLine:
 
 
 class Skipped:
-    """Lines from ``line`` on that cannot hold a wanted event, left undecoded."""
+    """Lines from ``line`` on that cannot hold a wanted event, left undecoded; their
+    bytes are ``text[begin:end]`` (whole lines; None where they are not at hand), or
+    ``value`` is the one line's, decoded already, for a reader that needs to know what
+    they are after all (``lines``)."""
 
-    __slots__ = ("source", "line")
+    __slots__ = ("source", "line", "text", "begin", "end", "value")
     type = None
 
-    def __init__(self, source, line):
+    def __init__(self, source, line, text=None, begin=0, end=0, value=None):
         self.source = source
         self.line = line
+        self.text, self.begin, self.end = text, begin, end
+        self.value = value
+
+    def known(self):
+        """Whether what the lines are can be told (``lines``)."""
+        return self.text is not None or self.value is not None
+
+    def lines(self):
+        """(line number, decoded value or a reason) of each of the lines, in order."""
+        text, number = self.text, self.line
+        if text is None:
+            if self.value is not None:
+                yield number, self.value
+            return
+        for line in text[self.begin:self.end].split(b"\n"):
+            if line.strip():
+                yield number, decode_line(line)
+            number += 1
 
     def __repr__(self):
         return f"Skipped({self.source!r}, {self.line})"
@@ -514,7 +535,7 @@ class _Lines:
         elif self.wants is None or self.wants(value):
             append(Event(source, number, value))
         else:
-            append(Skipped(source, number))
+            append(Skipped(source, number, line, 0, len(line)))
 
     def _bad(self, line, number, reason, append, last):
         """A line that does not decode: if a whole object begins inside it, the part
@@ -558,13 +579,13 @@ class _Lines:
         for newline in self.selection.newlines(text, begin, end):
             start = newline + 1
             if start > position:
-                append(Skipped(source, number + 1))
+                append(Skipped(source, number + 1, text, position, start - 1))
                 number += count(b"\n", position, start)
             position = find(b"\n", start) + 1
             number += 1
             take(text, start, position - 1, number, append)
         if position < end:
-            append(Skipped(source, number + 1))
+            append(Skipped(source, number + 1, text, position, end - 1))
             number += count(b"\n", position, end)
         self.number = number
         return items

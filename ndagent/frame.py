@@ -639,7 +639,12 @@ def _handle_other(state, command, item):
     """An item that is no event: lines passed over, a bad line, a read that failed."""
     kind = item.__class__
     if kind is Skipped:
-        found = state.reader.skipped(item)
+        reader = state.reader
+        if item.known() and reader.awaits_run():
+            item = _first_own_line(item, reader)
+            if item is None:
+                return
+        found = reader.skipped(item)
         if found and _dispatch(command, state.pairer, found, item):
             state.began = True
     elif kind is BadLine:
@@ -647,6 +652,21 @@ def _handle_other(state, command, item):
     else:
         command.unreadable(item)
         state.whole = False
+
+
+def _first_own_line(item, reader):
+    """The first of the lines passed over that holds an object of the reader's agent
+    (not another agent's, nor no object: those begin no run when decoded), as a
+    Skipped item of its own; None when there is none.  Only where a run would begin."""
+    others = reader.other_agents
+    for number, value in item.lines():
+        if value.__class__ is not dict:
+            continue
+        kind = value.get("type")
+        if not any(decides(value) for decides, _ in others.tests(
+                kind if kind.__class__ is str else None)):
+            return Skipped(item.source, number)
+    return None
 
 
 def _reader(module, source, command):
@@ -699,7 +719,7 @@ def _selected(held, selection):
     (they were decoded only to tell the agent)."""
     if selection is None:
         return held
-    return [Skipped(item.source, item.line)
+    return [Skipped(item.source, item.line, value=item.data)
             if item.__class__ is Event and not selection.wants(item.data) else item
             for item in held]
 

@@ -8,6 +8,7 @@ stream hide a shell command from an audit.
 """
 
 import os
+from pathlib import Path
 
 import orjson
 import pytest
@@ -186,4 +187,29 @@ def test_property_every_converter_prints_the_same_with_and_without_the_prefilter
             Command.prefilter = True
         # Output and status; warnings may differ: the prefilter does not read what it
         # passes over, so damage inside such a line goes unreported (README).
+        assert with_prefilter[:2] == plain[:2], (verb, *options)
+
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.mark.parametrize("agent, case", [("cursor", "sample"), ("claude", "success-tools"),
+                                         ("gemini", "tool-success"),
+                                         ("codex", "command-success")])
+@pytest.mark.parametrize("foreign", [b'{"type":"turn.started"}',
+                                     b'{"type":"rate_limit_event","rate_limit_info":{}}',
+                                     b'{"type":"tool_use","tool_name":"x","tool_id":"t",'
+                                     b'"parameters":{},"timestamp":"2026-01-01T00:00:00Z"}'])
+def test_another_agent_s_line_after_a_run_begins_no_run_on_the_fast_path(agent, case,
+                                                                        foreign):
+    """Passed over by the prefilter or decoded, another agent's object after a run's
+    end is no run of its own: the converters give the same status and output."""
+    stream = (GOLDEN / agent / case / "input.ndjson").read_bytes() + foreign + b"\n"
+    for verb, *options in CONVERTERS:
+        with_prefilter = in_process(verb, stream, *options)
+        Command.prefilter = False
+        try:
+            plain = in_process(verb, stream, *options)
+        finally:
+            Command.prefilter = True
         assert with_prefilter[:2] == plain[:2], (verb, *options)

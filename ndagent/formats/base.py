@@ -25,7 +25,8 @@ class Format:
     matter for ``needs``, a set of "text", "tools", "tool_ends", "ends", "native";
     the lines that begin and end runs always among them; or None to decode every
     line), ``reader`` (the Reader class: ``reader(source, checks, needs)``, with
-    ``event(item)``, ``skipped(item)`` and ``finish()``, each a list of model events),
+    ``event(item)``, ``skipped(item)`` and ``finish()``, each a list of model events,
+    and ``awaits_run()``, whether lines passed over would begin a run now),
     ``checks`` ({check: (severity, meaning)} of its schema checks) and ``run_end``
     (the event that ends a run, for the message of a run cut off: "a result event").
 

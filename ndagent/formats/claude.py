@@ -267,6 +267,9 @@ class Reader:
             handler(self, run, event, data, out)
         return out
 
+    def awaits_run(self):
+        return self.run is None
+
     def skipped(self, item):
         """Lines passed over: they cannot be of a kind that begins no run, so after a
         result they begin the next one."""

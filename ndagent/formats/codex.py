@@ -207,6 +207,9 @@ class Reader:
             return [_note("old-format", OLD_FORMAT, event)]
         return []
 
+    def awaits_run(self):
+        return False  # lines passed over begin no run (the markers take those that do)
+
     def skipped(self, item):
         return []
 

@@ -601,6 +601,10 @@ class Reader:
             out.append(self._end(run, event))
         return out
 
+    def awaits_run(self):
+        """Whether no run is open: the next line, of whatever kind, begins one."""
+        return self.run is None or self.run.ended
+
     def skipped(self, item):
         run = self.run
         if run is None or run.ended:

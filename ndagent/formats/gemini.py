@@ -259,6 +259,9 @@ class Reader:
                 handler(run, event, data, out)
         return out
 
+    def awaits_run(self):
+        return self.run is None
+
     def skipped(self, item):
         """Lines passed over: never an ``init`` (always decoded), but they may be the
         first event after a result, which begins a run."""

@@ -75,8 +75,10 @@ def splits_between(before, after, checks):
 class Reader:
     """The model events of one input: ``event`` for each decoded object the decoder
     hands on, ``skipped`` for lines passed over undecoded (they may begin a run after
-    an ended one), ``finish`` at the end of the input (the run left open is cut off).
-    Each returns a list of model events (ndagent.model)."""
+    an ended one: ``awaits_run`` says when, so that the frame first makes sure that
+    they hold one of this agent's events), ``finish`` at the end of the input (the run
+    left open is cut off).  Each but ``awaits_run`` returns a list of model events
+    (ndagent.model)."""
 
     def __init__(self, source, checks=False, needs=None):
         self.source = source
@@ -106,6 +108,10 @@ class Reader:
         elif kind == END:
             out.append(self._end(event, data))
         return out
+
+    def awaits_run(self):
+        """Whether no run is open: a line passed over would begin one."""
+        return self.run is None
 
     def skipped(self, item):
         out = []
