@@ -178,6 +178,11 @@ EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")), 
 @EXAMPLES
 @given(streams())
 def test_property_every_converter_prints_the_same_with_and_without_the_prefilter(stream):
+    prints_the_same_with_and_without_the_prefilter(stream)
+
+
+def prints_the_same_with_and_without_the_prefilter(stream):
+    """Every converter's status and output on ``stream``, the same either way."""
     for verb, *options in CONVERTERS:
         with_prefilter = in_process(verb, stream, *options)
         Command.prefilter = False
@@ -205,11 +210,4 @@ def test_another_agent_s_line_after_a_run_begins_no_run_on_the_fast_path(agent, 
     """Passed over by the prefilter or decoded, another agent's object after a run's
     end is no run of its own: the converters give the same status and output."""
     stream = (GOLDEN / agent / case / "input.ndjson").read_bytes() + foreign + b"\n"
-    for verb, *options in CONVERTERS:
-        with_prefilter = in_process(verb, stream, *options)
-        Command.prefilter = False
-        try:
-            plain = in_process(verb, stream, *options)
-        finally:
-            Command.prefilter = True
-        assert with_prefilter[:2] == plain[:2], (verb, *options)
+    prints_the_same_with_and_without_the_prefilter(stream)
