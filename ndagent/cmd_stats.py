@@ -9,6 +9,7 @@ from ndagent.figures import (
     COMMAND_LIMIT,
     GROWTH,
     MAX_BUCKET,
+    MAX_OPENINGS,
     TOKENS,
     BadPartial,
     Figures,
@@ -109,7 +110,7 @@ GROUP_TSV = ("runs", "ok", "failed", "cutoff", "inputs_without_run", "duration_r
              "duration_total_ms", "duration_median_ms", "duration_p95_ms", "token_runs",
              *TOKENS, "cost_runs", "cost_usd", "tool_calls", *OUTCOMES)
 RUN_TSV = ("agent", "model", "session_id", "source", "line", "outcome", "duration_ms",
-           *TOKENS, "cost_usd", "tool_calls", *OUTCOMES)
+           *TOKENS, "cost_usd", "tokens_from", "tool_calls", *OUTCOMES)
 
 
 class StatsCommand(Command):
@@ -147,6 +148,9 @@ class StatsCommand(Command):
         super().__init__(args, prog, out)
         self.by = args.by
         self.groups = {}  # group key -> Figures, in the order first seen
+        # The runs counted with running totals as given ([key, index, group, usage,
+        # cost]): a partial before this command's may hold the runs before them.
+        self.openings = []
         self.tally = Tally()  # the tool calls of the run in hand
         self.progress = None
         form = args.format
@@ -199,11 +203,16 @@ class StatsCommand(Command):
         read_inputs(self, inputs, self.progress)
 
     def partial(self):
-        return [(key, figures.state()) for key, figures in self.groups.items()]
+        return ([(key, figures.state()) for key, figures in self.groups.items()],
+                self.openings)
 
     def merge(self, partials):
-        for groups in partials:
+        for groups, openings in partials:
             self._add_groups((key, Figures.from_state(state)) for key, state in groups)
+            self._add_openings(openings)
+
+    def _add_openings(self, openings):
+        self.openings.extend(openings[:MAX_OPENINGS - len(self.openings)])
 
     def _add_groups(self, groups):
         mine = self.groups
@@ -266,10 +275,14 @@ class StatsCommand(Command):
         cost = figure(end.cost_usd)
         model = end.model if end.model is not None else start.model
         if self.by == "run":
-            self._write_run(start, model, outcome, duration, tokens, cost, tally)
+            self._write_run(start, model, outcome, duration, tokens, cost, tally,
+                            end.tokens_from)
             return
         key = {None: None, "agent": start.agent, "model": model, "file": start.source}[self.by]
         self._group(key).add_run(outcome, duration, tokens, cost, tally)
+        if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
+            total_key, index, state = end.totals
+            self.openings.append([total_key, index, key, state["usage"], state["cost"]])
 
     def no_run(self, source):
         if self.by != "run":
@@ -293,7 +306,7 @@ class StatsCommand(Command):
                 kind = item.__class__
                 if kind is Event:
                     try:
-                        partial_by, groups = read_partial(item.data)
+                        partial_by, groups, openings, totals = read_partial(item.data)
                         if known and partial_by != by:
                             raise BadPartial(f"a partial of {_by_text(partial_by)}, not of "
                                              f"{_by_text(by)}")
@@ -301,6 +314,8 @@ class StatsCommand(Command):
                         self._bad_partial(item, str(error))
                         continue
                     by, known = partial_by, True
+                    self._settle_openings(dict(groups), openings)
+                    self.totals.absorb(totals)
                     self._add_groups(groups)
                 elif kind is BadLine:
                     self._bad_partial(item, item.message)
@@ -310,12 +325,24 @@ class StatsCommand(Command):
                     self.status = options.EXIT_USAGE
         self.by = by
 
+    def _settle_openings(self, groups, openings):
+        """The runs of a partial counted with running totals as given: where the
+        partials before hold the runs before them, their figures become their own."""
+        for key, index, group, usage, cost in openings:
+            own = self.totals.own(key, index, usage, cost)
+            if own is None:
+                self._add_openings([[key, index, group, usage, cost]])
+            else:
+                groups[group].refigure((usage, cost), own)
+
     def _bad_partial(self, where, message):
         self.say(f"{where.source}:{where.line}: not a partial of {self.prog}: {message}")
         self.status = options.EXIT_USAGE
 
     def _write_partial(self):
-        self.out.write_json(partial(self.by, self._ordered_groups()))
+        totals = [[key, index, {"usage": state["usage"], "cost": state["cost"]}]
+                  for key, index, state in self.totals.state()]
+        self.out.write_json(partial(self.by, self._ordered_groups(), self.openings, totals))
 
     # Output.
 
@@ -356,11 +383,14 @@ class StatsCommand(Command):
                 self._write_text(lines)
             first = False
 
-    def _write_run(self, start, model, outcome, duration, tokens, cost, tally):
+    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from):
         tools = tally.report()
+        if tokens_from is None and (tokens is not None or cost is not None):
+            tokens_from = "run"
         record = {"agent": start.agent, "model": model, "session_id": start.session_id,
                   "source": start.source, "line": start.line, "outcome": outcome,
                   "duration_ms": duration, "tokens": tokens, "cost_usd": cost,
+                  "tokens_from": tokens_from,
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
         if self.form == "ndjson":
             self.out.write_json(record)
@@ -368,7 +398,7 @@ class StatsCommand(Command):
             tokens = tokens or {}
             self._write_row([start.agent, model, start.session_id, start.source,
                              start.line, outcome, duration,
-                             *(tokens.get(name) for name in TOKENS), cost,
+                             *(tokens.get(name) for name in TOKENS), cost, tokens_from,
                              record["tool_calls"], *_by_outcome(tools)])
         else:
             self._write_text([_run_line(record)])

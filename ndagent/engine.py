@@ -24,19 +24,25 @@ from ndagent.sources import widen_pipe
 # much of a pipe is read at once.
 HELD = 32 << 20
 PIPE_BUFFER = 1 << 20
-_OUTPUT, _MESSAGE, _ONCE, _END = range(4)
+_OUTPUT, _MESSAGE, _ONCE, _ASK, _END = range(5)
 _HEADER = 9  # a frame: its kind (a byte), its length (8 bytes), its bytes
 
 
-def run(shares, jobs, out, work, taken):
-    """Read ``shares`` with ``work(share, out)``, each in a child, ``jobs`` at a time;
-    the value ``work`` returns is of the kinds marshal takes (numbers, strings, lists,
-    tuples, dicts).  ``taken(index, value)`` is called in share order once a share's
-    output is written; it returns whether to go on (False: the shares after it are not
-    taken).  A child that ended without its value is said on ``out`` as a message and
-    ends the run: the result is False, else True."""
+def run(shares, jobs, out, work, taken, known=None):
+    """Read ``shares`` with ``work(share, out, here)``, each in a child (``here``
+    false), ``jobs`` at a time; the value ``work`` returns is of the kinds marshal
+    takes (numbers, strings, lists, tuples, dicts).  ``taken(index, value)`` is called
+    in share order once a share's output is written; it returns whether to go on
+    (False: the shares after it are not taken).  A child that ended without its value
+    is said on ``out`` as a message and ends the run: the result is False, else True.
+
+    A child that cannot know something that the shares before it hold asks
+    (``out.ask(value)``) and goes on as if they did not hold it; ``known(value)`` is
+    asked in share order, once those shares are taken: when true, the child is
+    ended and its share read again here, with ``here`` true, its output from the
+    beginning but for what was written of it already."""
     out.flush()  # nothing of this process's is written again by a child
-    children = _Children(shares, jobs, out, work)
+    children = _Children(shares, jobs, out, work, known)
     try:
         for index, share in enumerate(shares):
             children.start(index)
@@ -46,7 +52,7 @@ def run(shares, jobs, out, work, taken):
                     return False
             else:  # no room for a child: this process reads it
                 children.started = index + 1
-                value = work(share, out)
+                value = work(share, out, True)
                 out.flush()
             if not taken(index, value):
                 break
@@ -59,8 +65,9 @@ class _Children:
     """The children of a run, by share: their pipes while open, what they sent that is
     not written yet, their process ids until collected."""
 
-    def __init__(self, shares, jobs, out, work):
+    def __init__(self, shares, jobs, out, work, known):
         self.shares, self.jobs, self.out, self.work = shares, jobs, out, work
+        self.known = known
         self.started = 0  # the shares a child was started for, or tried
         self.pipes = {}  # share -> the read end of its pipe, while open
         self.data = {}  # share -> what it sent and is not written yet
@@ -87,10 +94,16 @@ class _Children:
         None when it ended without one."""
         data = self.data[index]
         self.held -= len(data)
+        written = _Written(self.out, self.known)
         while True:
-            position, value = _frames(data, self.out)
+            position, value = written.frames(data)
             self.out.flush()
             del data[:position]
+            if written.again:
+                self._collect(index)
+                value = self.work(self.shares[index], _Again(self.out, written), True)
+                self.out.flush()
+                return value
             if value is not None:
                 self._collect(index)
                 return loads(value)
@@ -133,31 +146,87 @@ class _Children:
             _end(pid)
 
 
-def _frames(data, out):
-    """Write the whole frames at the start of ``data``: (how many bytes they took, the
-    end frame's bytes or None).  Output goes out as it is, not copied."""
-    position = 0
-    view = memoryview(data)
-    try:
-        while len(data) - position >= _HEADER:
-            size = int.from_bytes(view[position + 1:position + _HEADER], "little")
-            begin = position + _HEADER
-            if len(data) - begin < size:
-                break
-            kind = data[position]
-            position = begin + size
-            if kind == _OUTPUT:
-                out.write_now(view[begin:position])
-            elif kind == _MESSAGE:
-                out.message(bytes(view[begin:position]))
-            elif kind == _ONCE:
-                once, _, frame = bytes(view[begin:position]).partition(b"\0")
-                out.message(frame, once.decode())
-            else:
-                return position, bytes(view[begin:position])
-        return position, None
-    finally:
-        view.release()
+class _Written:
+    """What is written of one share's frames: its output's bytes and messages, and
+    whether it is to be read again (``again``: its child asked of something that
+    the shares before it hold)."""
+
+    def __init__(self, out, known):
+        self.out, self.known = out, known
+        self.size = 0
+        self.messages = 0
+        self.again = False
+
+    def frames(self, data):
+        """Write the whole frames at the start of ``data``: (how many bytes they took,
+        the end frame's bytes or None).  Output goes out as it is, not copied."""
+        position = 0
+        view = memoryview(data)
+        out = self.out
+        try:
+            while len(data) - position >= _HEADER:
+                size = int.from_bytes(view[position + 1:position + _HEADER], "little")
+                begin = position + _HEADER
+                if len(data) - begin < size:
+                    break
+                kind = data[position]
+                position = begin + size
+                if kind == _OUTPUT:
+                    out.write_now(view[begin:position])
+                    self.size += size
+                elif kind == _MESSAGE:
+                    out.message(bytes(view[begin:position]))
+                    self.messages += 1
+                elif kind == _ONCE:
+                    once, _, frame = bytes(view[begin:position]).partition(b"\0")
+                    out.message(frame, once.decode())
+                elif kind == _ASK:
+                    if self.known is not None and self.known(loads(view[begin:position])):
+                        self.again = True
+                        break
+                else:
+                    return position, bytes(view[begin:position])
+            return position, None
+        finally:
+            view.release()
+
+
+class _Again(Output):
+    """The output of a share read again here: what its child's output had written
+    already (bytes, and messages but those said once, which ``out`` knows) is not
+    written twice."""
+
+    def __init__(self, out, written):
+        super().__init__(out.fd)
+        self.out = out
+        self.terminal = out.terminal
+        self.said = out.said
+        self.skip = written.size
+        self.skip_messages = written.messages
+
+    def flush(self):
+        if self.parts:
+            data = b"".join(self.parts)
+            self.parts.clear()
+            self.size = 0
+            self.write_now(data)
+
+    def write_now(self, data):
+        self.flush()
+        if self.skip:
+            cut = min(self.skip, len(data))
+            data, self.skip = data[cut:], self.skip - cut
+        if len(data):
+            self.out.write_now(data)
+
+    def message(self, data, once=None):
+        if self.said_before(once):
+            return
+        if once is None and self.skip_messages:
+            self.skip_messages -= 1
+            return
+        self.flush()
+        self.out.message(data)
 
 
 def _start(work, share, terminal, others):
@@ -183,7 +252,7 @@ def _start(work, share, terminal, others):
         for pipe in others:
             os.close(pipe)
         sent = _Sent(write_end, terminal)
-        value = work(share, sent)
+        value = work(share, sent, False)
         sent.flush()
         _send(write_end, _END, dumps(value))
         os._exit(0)
@@ -225,6 +294,11 @@ class _Sent(Output):
             self.parts.clear()
             self.size = 0
             _send(self.pipe, _OUTPUT, data)
+
+    def ask(self, value):
+        """Ask the process that writes the output (``run``'s ``known``)."""
+        self.flush()
+        _send(self.pipe, _ASK, dumps(value))
 
     def message(self, data, once=None):
         if self.said_before(once):

@@ -25,7 +25,9 @@ TOKENS = ("input", "cacheRead", "cacheWrite", "output")
 RUN_OUTCOMES = ("ok", "failed", "cutoff")
 # The format of a partial: its first key and version.
 PARTIAL = "ndagent-stats-partial"
-VERSION = 1
+VERSION = 2
+# How many runs counted with running totals as given a partial names (the first ones).
+MAX_OPENINGS = 4096
 
 
 class Tally:
@@ -114,6 +116,16 @@ class Figures:
             self.cost_total += _exact(cost)
         _add_counts(self.tools, tally.tools)
         _add_counts(self.commands, tally.commands)
+
+    def refigure(self, given, own):
+        """Count a run counted before with the figures ``given`` ((tokens, cost), a
+        running total as the agent gave it) with ``own`` instead, its own figures."""
+        (tokens, cost), (own_tokens, own_cost) = given, own
+        for name, value in (tokens or {}).items():
+            if name in TOKENS and figure(value) is not None:
+                self.tokens[name] += _exact(own_tokens[name]) - _exact(value)
+        if figure(cost) is not None:
+            self.cost_total += _exact(own_cost) - _exact(cost)
 
     def _widen(self, bounds):
         found = self.duration_range
@@ -237,11 +249,16 @@ class Figures:
         return figures
 
 
-def partial(by, groups):
+def partial(by, groups, openings=(), totals=()):
     """The partial of ``groups``, [(key, Figures)] of --by ``by`` (None, "agent",
-    "model" or "file"): the JSON object that --partial prints and read_partial reads."""
+    "model" or "file"): the JSON object that --partial prints and read_partial reads.
+    ``openings``: the runs counted with running totals as they were given, [key,
+    index, group, usage, cost], and ``totals`` the last running totals of each key,
+    [key, index, {"usage", "cost"}] (ndagent.totals): what merging needs to make them
+    the runs' own when a partial before holds the runs before them."""
     return {PARTIAL: VERSION, "by": by,
-            "groups": [[key, figures.state()] for key, figures in groups]}
+            "groups": [[key, figures.state()] for key, figures in groups],
+            "openings": list(openings), "totals": list(totals)}
 
 
 class BadPartial(ValueError):
@@ -249,8 +266,8 @@ class BadPartial(ValueError):
 
 
 def read_partial(data):
-    """(by, [(key, Figures)]) of a partial (a decoded JSON object); BadPartial when it
-    is not one."""
+    """(by, [(key, Figures)], openings, totals) of a partial (a decoded JSON object);
+    BadPartial when it is not one."""
     version = data.get(PARTIAL)
     if version is None:
         raise BadPartial(f'no "{PARTIAL}" key')
@@ -271,7 +288,51 @@ def read_partial(data):
         raise BadPartial('"groups" holds a group twice')
     if by is None and keys not in ([], [None]):
         raise BadPartial('a partial of all the runs holds one group, keyed null')
-    return by, groups
+    openings = [_opening(each, keys) for each in _field(data, "openings", list)]
+    if len(openings) > MAX_OPENINGS:
+        raise BadPartial(f'"openings" holds more than {MAX_OPENINGS} runs')
+    totals = [_totals(each) for each in _field(data, "totals", list)]
+    return by, groups, openings, totals
+
+
+def _opening(data, keys):
+    if data.__class__ is not list or len(data) != 5 or data[2] not in keys:
+        raise BadPartial('"openings" holds a bad run')
+    key, index = _key_index(data, "openings")
+    return [key, index, data[2], _usage(data[3], "openings"), _figure_or_none(data[4],
+                                                                             "openings")]
+
+
+def _totals(data):
+    if data.__class__ is not list or len(data) != 3 or data[2].__class__ is not dict:
+        raise BadPartial('"totals" holds bad totals')
+    key, index = _key_index(data, "totals")
+    state = data[2]
+    return [key, index, {"usage": _usage(state.get("usage"), "totals"),
+                         "cost": _figure_or_none(state.get("cost"), "totals"),
+                         "native": None}]
+
+
+def _key_index(data, name):
+    key, index = data[0], data[1]
+    if key.__class__ is not str or len(key) > 256 or not (
+            index is None or index.__class__ is int and index >= 0):
+        raise BadPartial(f'"{name}" holds a bad key')
+    return key, index
+
+
+def _usage(value, name):
+    if value is None:
+        return None
+    if value.__class__ is not dict or not value.keys() <= set(TOKENS):
+        raise BadPartial(f'"{name}" holds bad tokens')
+    return {token: _figure_or_none(figures, name) for token, figures in value.items()}
+
+
+def _figure_or_none(value, name):
+    if value is not None and figure(value) is None:
+        raise BadPartial(f'"{name}" holds a bad figure')
+    return value
 
 
 def _field(data, name, kind):

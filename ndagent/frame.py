@@ -23,6 +23,7 @@ from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE,
 from ndagent.selection import LateSelection, Selection
 from ndagent.sources import Part, source_name
 from ndagent.terminal import escape_controls, quote
+from ndagent.totals import Totals
 
 # VERB -> its Command class, filled as the classes are defined.
 REGISTRY = {}
@@ -122,6 +123,8 @@ class Command:
         self.strict = getattr(args, "strict", False)
         self.format = None  # the format module of the input being read
         self.pairer = None  # the frame's CallPairer, while it runs
+        # The running totals of the runs read so far (ndagent.totals), across inputs.
+        self.totals = Totals()
 
     def execute(self):
         """Run as the owner of standard output: what is written once per output
@@ -333,10 +336,25 @@ def _dispatch(command, pairer, events, where):
         elif kind is RunEnd:
             if event.cutoff and where is not None:
                 event.source, event.line = where.source, where.line
+            if event.totals is not None:
+                event = _own_figures(command, event)
             command.end_run(event, pairer.close())
         else:
             command.note(event)
     return began
+
+
+def _own_figures(command, end):
+    """``end`` with its figures the run's own where the agent reports running totals
+    (ndagent.totals); a run whose earlier runs are missing keeps them, said once."""
+    end, unknown = command.totals.settle(end)
+    if unknown is not None:  # a share read apart: the shares before it may know
+        command.out.ask(unknown)
+    if end.tokens_from != "run" and end.totals[1] is not None:
+        command.warn(end, f"the figures of this run are its {end.tokens_from.replace('_', ' ')} "
+                          "so far: the runs before it are not in the input",
+                     once="running-total")
+    return end
 
 
 def read_inputs(command, names, progress=None):
@@ -444,7 +462,14 @@ def _read_files(command, names, jobs, progress):
 
 def _run(command, work_shares, jobs, taken):
     """Run the shares in processes (ndagent.engine); a process that died is said."""
-    if not engine.run(work_shares, jobs, command.out, _share_reader(command), taken):
+    def taken_with_totals(index, value):
+        *value, totals = value
+        if totals is not None:
+            command.totals.absorb(totals)
+        return taken(index, value)
+
+    if not engine.run(work_shares, jobs, command.out, _share_reader(command),
+                      taken_with_totals, command.totals.knows):
         command.say("a worker process died (killed? out of memory?): some FILEs were not "
                     "read")
         command.status = max(command.status, EXIT_USAGE)
@@ -457,8 +482,9 @@ def _share_reader(command):
     to its end, whether reading stopped early, its partial)."""
     kind = type(command)
 
-    def work(share, out):
+    def work(share, out, here):
         reader = kind(command.args, command.prog, out)
+        reader.totals = command.totals if here else command.totals.apart()
         names = share
         if share.__class__ is Part:
             reader.part, names = share, [share]
@@ -468,7 +494,8 @@ def _share_reader(command):
             reader.say("out of memory: try a smaller --max-line")
             reader.status = max(reader.status, EXIT_USAGE)
             reader.all_read = False
-        return reader.status, reader.all_read, reader.stopped, reader.partial()
+        totals = None if here else reader.totals.state()
+        return reader.status, reader.all_read, reader.stopped, reader.partial(), totals
 
     return work
 

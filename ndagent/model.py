@@ -191,10 +191,14 @@ class RunEnd(_Event):
     answer of it).  ``outcomes``: {call_id: outcome} of the run's calls whose outcome
     only its end tells (Claude's ``permission_denials``), or None: the final outcome
     of a call that ended before (a verb that printed it then keeps what it printed),
-    or the outcome of one still open."""
+    or the outcome of one still open.  ``totals``: (key, index, state) where the
+    agent reports running totals (ndagent.totals), else None; ``tokens_from``, once
+    they are settled: "run" (the figures are the run's own) or "<what>_total" (a
+    running total as the agent gave it, the runs before it not in the input)."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
-                 "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line")
+                 "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line",
+                 "totals", "tokens_from")
 
 
 class Answer:

@@ -147,7 +147,7 @@ def test_a_partial_reads_back_as_the_figures_it_holds(by, groups):
     if by is None:
         groups = [(None, runs) for _, runs in groups[:1]]
     figures = [(key, figures_of(runs)) for key, runs in groups]
-    read_by, read = read_partial(through_json(partial(by, figures)))
+    read_by, read, _, _ = read_partial(through_json(partial(by, figures)))
     assert read_by == by
     assert [(key, found.state()) for key, found in read] == \
         [(key, found.state()) for key, found in figures]
@@ -212,10 +212,10 @@ def test_figures_that_do_not_hold_together_are_no_partial(damage, message):
 
 @pytest.mark.parametrize("data, message", [
     ({}, 'no "ndagent-stats-partial" key'),
-    ({"ndagent-stats-partial": 2, "by": None, "groups": []}, "version 2"),
+    ({"ndagent-stats-partial": 1, "by": None, "groups": []}, "version 1"),
     ({"ndagent-stats-partial": True, "by": None, "groups": []}, "version True"),
-    ({"ndagent-stats-partial": 1, "by": "run", "groups": []}, '"by" is not null'),
-    ({"ndagent-stats-partial": 1, "by": None, "groups": [[1, {}]]}, "a bad group"),
+    ({"ndagent-stats-partial": 2, "by": "run", "groups": []}, '"by" is not null'),
+    ({"ndagent-stats-partial": 2, "by": None, "groups": [[1, {}]]}, "a bad group"),
 ])
 def test_a_partial_s_frame_is_checked(data, message):
     with pytest.raises(BadPartial, match=message):

@@ -865,7 +865,8 @@ def test_importing_the_module_loads_little():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
-                            "ndagent.formats._claude_help", "ndagent.formats.base",
+                            "ndagent.formats._claude_help",
+                            "ndagent.formats._claude_usage", "ndagent.formats.base",
                             "ndagent.formats.claude", "ndagent.model", "ndagent.selection",
                             "ndagent.sources", "ndagent.terminal"]
 

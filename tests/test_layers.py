@@ -28,6 +28,7 @@ LAYERS = (
     ("formats._",),  # an agent module's own parts (its help prose), no agent themselves
     ("formats",),
     ("figures",),
+    ("totals",),
     ("output",),
     ("options",),
     ("callfilter",),

@@ -254,7 +254,7 @@ def test_one_record_per_run_with_its_file_and_line(call, folder):
         "agent": "claude", "model": "claude-sonnet-4-5", "session_id": "cl-1",
         "source": str(folder[3]), "line": 1, "outcome": "ok", "duration_ms": 6240,
         "tokens": {"input": 308, "cacheRead": 32151, "cacheWrite": 2029, "output": 101},
-        "cost_usd": 0.1, "tool_calls": 2,
+        "cost_usd": 0.1, "tokens_from": "run", "tool_calls": 2,
         "tools": {"write": {"permissionDenied": 1}, "shell": {"failure": 1}}}
     # The figures are the end events' own; a cut-off run has none.
     assert found[5]["tokens"] == {"input": 1302, "cacheRead": 6912, "cacheWrite": 0,
@@ -466,9 +466,9 @@ def test_the_median_is_within_a_percent(write):
 BAD_PARTIALS = [
     (b"[1]\n", "not a partial of ndagent-stats: "),
     (b'{"x":1}\n', 'no "ndagent-stats-partial" key'),
-    (b'{"ndagent-stats-partial":2,"by":null,"groups":[]}\n', "version 2"),
-    (b'{"ndagent-stats-partial":1,"by":"run","groups":[]}\n', '"by" is not null'),
-    (b'{"ndagent-stats-partial":1,"by":null,"groups":[[null,{}]]}\n', '"runs"'),
+    (b'{"ndagent-stats-partial":1,"by":null,"groups":[]}\n', "version 1"),
+    (b'{"ndagent-stats-partial":2,"by":"run","groups":[]}\n', '"by" is not null'),
+    (b'{"ndagent-stats-partial":2,"by":null,"groups":[[null,{}]]}\n', '"runs"'),
 ]
 
 

@@ -41,6 +41,11 @@ class Format:
     by), ``refuses(data)`` (what to say of an object that tells an input ndagent does
     not read: an older shape of the stream, another agent's stream in this one's
     envelope; None for any other),
+    ``running_total`` (where a run's figures are running totals, what of: "process",
+    "thread"; its Reader then fills ``RunEnd.totals``, ndagent.totals) with
+    ``own_native(native, before)`` (the run's json object with its figures made the
+    run's own, ``before`` being the ``native`` of the totals before; None: the object
+    is the agent's own, left as it is),
     ``fallback_types`` (the event types of an input with no decisive object that is
     then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
     verb's --help and man page say of this agent, a paragraph headed by its title; a
@@ -49,12 +54,13 @@ class Format:
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers", "reader",
                  "checks", "run_end", "live_answer", "separator", "noise_lines",
                  "strict_only", "splits_between", "split_needle", "refuses",
-                 "fallback_types", "help", "order")
+                 "running_total", "own_native", "fallback_types", "help", "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, reader,
                  checks, run_end, live_answer=False, separator="\n\n", noise_lines=False,
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
-                 fallback_types=None, help=None, order=100):
+                 running_total=None, own_native=None, fallback_types=None, help=None,
+                 order=100):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -69,6 +75,7 @@ class Format:
         self.strict_only = frozenset(strict_only)
         self.splits_between, self.split_needle = splits_between, split_needle
         self.refuses = refuses
+        self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.help = dict(help or {})
         self.order = order

@@ -15,6 +15,7 @@ from io import StringIO
 
 from ndagent.decoder import RawNumber
 from ndagent.formats._claude_help import HELP
+from ndagent.formats._claude_usage import cost_of, running_totals, usage_of
 from ndagent.formats.base import Format
 from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
 from ndagent.terminal import quote
@@ -317,11 +318,13 @@ class Reader:
         answer = data.get("result") if ok else None
         if self.checks:
             self._check_result(run, event, data, ok, out)
+        usage, cost = usage_of(data), cost_of(data)
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok, failure=failure,
                           answer=answer if answer.__class__ is str else None, native=data,
-                          usage=_usage(data), cost_usd=_cost(data),
+                          usage=usage, cost_usd=cost,
                           duration_ms=_number(data.get("duration_ms")), model=run.start.model,
                           outcomes=_denied_calls(run, data.get("permission_denials")),
+                          totals=running_totals(run.start, data, usage, cost),
                           source=event.source, line=event.line))
 
     # Assistant lines: text and tool calls.
@@ -726,42 +729,6 @@ def _result_problems(data):
     return problems
 
 
-def _usage(data):
-    """The run's tokens (docs/verbs.md#stats; what they cover:
-    docs/formats.md#claude-usage-and-cost): ``modelUsage``, every model's, when it is a
-    non-empty object (it matches the cost, subagents and background calls included);
-    else ``usage``, the main thread's.  A figure that is not a number is None."""
-    models = data.get("modelUsage")
-    if models.__class__ is dict and models:
-        figures = [figures for figures in models.values() if figures.__class__ is dict]
-        names = ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
-                 "outputTokens")
-    else:
-        usage = data.get("usage")
-        if usage.__class__ is not dict:
-            return None
-        figures = [usage]
-        names = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-                 "output_tokens")
-    totals = {}
-    for field, name in zip(("input", "cacheRead", "cacheWrite", "output"), names):
-        total = 0
-        for each in figures:
-            value = each.get(name, 0)
-            if value.__class__ is not int and value.__class__ is not float:
-                total = None
-                break
-            total += value
-        totals[field] = total
-    return totals
-
-
-def _cost(data):
-    """``total_cost_usd`` (``cost_usd`` in older versions), in USD."""
-    cost = _number(data.get("total_cost_usd"))
-    return cost if cost is not None else _number(data.get("cost_usd"))
-
-
 def _retry_message(data):
     attempt, most = data.get("attempt"), data.get("max_retries")
     error = data.get("error")
@@ -791,6 +758,7 @@ FORMAT = Format(
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     refuses=_refuses,
+    running_total="process",
     help=HELP,
     order=20,
 )

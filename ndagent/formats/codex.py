@@ -249,7 +249,15 @@ class Reader:
 
     def _end(self, run, event, **fields):
         self.run = None
-        return RunEnd(start=run.start, cutoff=False, usage=_usage(event.data.get("usage")),
+        raw = event.data.get("usage")
+        usage = _usage(raw)
+        totals = None
+        if usage is not None and self.thread_id is not None:
+            # The thread's running totals (docs/formats.md#codex-usage-and-cost).
+            numbers = {name: value for name, value in raw.items()
+                       if _tokens(value) is not None}
+            totals = self.thread_id, None, {"usage": usage, "cost": None, "native": numbers}
+        return RunEnd(start=run.start, cutoff=False, usage=usage, totals=totals,
                       source=event.source, line=event.line, **fields)
 
     def _thread_started(self, event):
@@ -524,6 +532,18 @@ def _usage(usage):
     }
 
 
+def own_native(native, before):
+    """The json object of a run with its ``usage`` the run's own: each of its figures
+    less the thread's total before the run (``before``: that total's figures)."""
+    usage = native.get("usage")
+    if usage.__class__ is not dict or before is None:
+        return native
+    own = {name: value - before[name]
+           if _tokens(value) is not None and name in before else value
+           for name, value in usage.items()}
+    return {**native, "usage": own}
+
+
 def _tokens(value):
     return value if value.__class__ in (int, float) else None
 
@@ -550,6 +570,8 @@ FORMAT = Format(
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     refuses=lambda data: OLD_FORMAT if old_format(data) else None,
+    running_total="thread",
+    own_native=own_native,
     help=HELP,
     order=30,
 )
