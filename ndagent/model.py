@@ -383,8 +383,8 @@ class Kept(CallPairer):
         if dropped and not self.said:
             self.said = True
             out.append(Note(check=FORGOTTEN, message=f"{self.what}: more than is kept in "
-                            f"memory ({self.bounds}): {self.lost}", source=item.source,
-                            line=item.line))
+                            f"memory ({self.bounds.replace(' calls', '')}): {self.lost}",
+                            source=item.source, line=item.line))
 
 
 def _digest(key):
