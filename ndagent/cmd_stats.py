@@ -236,9 +236,11 @@ class StatsCommand(Command):
     # The events of each input.
 
     def keep(self, start):
+        # The kind may be a tool's own name, and the call_id is kept whole (for the
+        # outcomes the run's end tells): both count, as long as any stream makes them.
         command = start.target if start.kind == "shell" else None
         return ((start.kind, command, start.call_id),
-                64 + (0 if command is None else getsizeof(command)))
+                64 + getsizeof(command) + getsizeof(start.kind) + getsizeof(start.call_id))
 
     def call_ended(self, kept, end):
         kind = end.kind

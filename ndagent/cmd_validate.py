@@ -5,7 +5,7 @@ from sys import getsizeof
 from ndagent import cli, inputs, options
 from ndagent.formats import all_formats
 from ndagent.frame import Command
-from ndagent.model import MAX_OPEN_CALLS, Answer
+from ndagent.model import FORGOTTEN, MAX_OPEN_CALLS, Answer
 from ndagent.sources import source_name
 from ndagent.terminal import QUOTE_LIMIT, escape_controls, quote
 
@@ -25,6 +25,8 @@ CHECKS = {
     "call-unstarted": ("warning", "a call_id is completed without being started"),
     "call-unfinished": ("error", "a call is started and never completed in its run"),
     "call-untracked": ("error", "a call is no longer tracked: too many calls open at once"),
+    FORGOTTEN: ("warning", "the format's reader forgot the oldest of what it keeps of a "
+                           "run, to stay within its memory (the message says what)"),
     "no-result": ("error", "a run ends without the event that ends a run: it was cut off"),
     "no-run": ("error", "the input holds no event: the agent printed nothing"),
     "answer": ("error", "the rebuilt answer differs from the result event's text"),
@@ -80,6 +82,9 @@ EXIT_STATUSES = (
     ("130", "interrupted (Ctrl-C)"),
 )
 
+# What validate needs of a Reader, which decodes every line (``needs`` None).
+CHECKED = frozenset({"text", "tools", "tool_ends", "ends"})
+
 # The check under which a format (its CHECKS) reports the calls still open when a run
 # ends well, rather than call-unfinished.
 OPEN_AT_END = "call-open"
@@ -104,7 +109,7 @@ class ValidateCommand(Command):
     ENVIRONMENT = ENVIRONMENT
     CONVERTER = False
     FILES_HELP = "input streams, each checked on its own; '-' or none: standard input"
-    needs = None
+    needs = None  # every line is decoded and checked
     per_input = True
     checks = True
     splits_files = True
@@ -148,6 +153,10 @@ class ValidateCommand(Command):
     def _new_input(self):
         self.runs = self.errors = self.warnings = 0
         self.readable = True
+
+    def reader_needs(self, module):
+        """Every model event, but not the native object, which is never printed."""
+        return CHECKED
 
     def begin_run(self, start):
         self.runs += 1

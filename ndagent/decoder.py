@@ -70,6 +70,16 @@ __all__ = [
 # an input with no newline (/dev/zero) cannot take all memory.
 MAX_LINE = 64 << 20
 
+# What one line may decode to.  Python holds a string or a number in at most about 17
+# times the bytes of its JSON, but an object or an array in 56 to 200 bytes, from as
+# little as 2 bytes (``{}``): a line of them would take 30 times its length.  So a line
+# may hold at most MAX_CONTAINERS objects and arrays, or one per CONTAINER_SPAN bytes of
+# it where that is more (its ``{`` and ``[`` counted before it is decoded, those inside
+# strings too); a line with more is reported and passed over, undecoded.  A line then
+# decodes to at most about 20 times its length, and 50 MB.
+MAX_CONTAINERS = 1 << 18
+CONTAINER_SPAN = 64
+
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _CUT_OFF = "truncated line: the stream was cut off?"
@@ -463,13 +473,43 @@ class _Lines:
             self.late = None
         if end is None:
             end = len(data)
+        # Only a block longer than MAX_CONTAINERS may hold a line of too many containers.
+        if end - begin > MAX_CONTAINERS and _containers(data, begin, end) > MAX_CONTAINERS:
+            return self._dense(data, begin, end)
+        return self._block(data, begin, end)
+
+    def _block(self, data, begin, end):
         if self.selection is None:
             return self._all(data[begin:end] if begin or end < len(data) else data)
         return self._selected(data, begin, end)
 
+    def _dense(self, data, begin, end):
+        """Items of a block that may hold lines of too many objects and arrays: each is
+        reported and passed over, the other lines are read as usual."""
+        items = []
+        done = begin  # where the lines not yet read begin
+        start = begin
+        while start < end:
+            stop = data.find(b"\n", start, end) + 1 or end
+            reason = _too_dense(data, start, stop)
+            if reason is not None:
+                if done < start:
+                    items += self._block(data, done, start)
+                self.number += 1
+                items.append(BadLine(self.source, self.number, reason,
+                                     data[start:start + _START]))
+                done = stop
+            start = stop
+        if done < end:
+            items += self._block(data, done, end)
+        return items
+
     def last(self, line):
         """Items of a last line that has no newline: if it does not decode, it was cut."""
         self.number += 1
+        reason = _too_dense(line, 0, len(line))
+        if reason is not None:
+            return [BadLine(self.source, self.number, reason, line)]
         items = []
         self._add(line, self.number, items.append, last=True)
         return items
@@ -589,6 +629,25 @@ class _Lines:
             number += count(b"\n", position, end)
         self.number = number
         return items
+
+
+def _containers(data, begin, end):
+    """How many objects and arrays ``data[begin:end]`` may hold: its ``{`` and ``[``."""
+    return data.count(b"{", begin, end) + data.count(b"[", begin, end)
+
+
+def _too_dense(data, begin, end):
+    """Why the line ``data[begin:end]`` is not decoded, when it holds more objects and
+    arrays than a line may (MAX_CONTAINERS, or one per CONTAINER_SPAN bytes); else None."""
+    most = max(MAX_CONTAINERS, (end - begin) // CONTAINER_SPAN)
+    if end - begin <= most:
+        return None
+    count = _containers(data, begin, end)
+    if count <= most:
+        return None
+    return (f"line of {count} objects and arrays in {end - begin} bytes, more than a line "
+            f"may hold (at most {MAX_CONTAINERS}, or one per {CONTAINER_SPAN} bytes): "
+            "passed over")
 
 
 def _bytes(size):

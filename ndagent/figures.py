@@ -19,7 +19,8 @@ GROWTH = 1.02
 MOST = 1 << 53
 MAX_BUCKET = 1855
 _LOG_GROWTH = log(GROWTH)
-# A failed command is counted under its first COMMAND_LIMIT characters.
+# A failed command, and a kind (a tool's own name), is counted under its first
+# COMMAND_LIMIT characters.
 COMMAND_LIMIT = 200
 TOKENS = ("input", "cacheRead", "cacheWrite", "output")
 RUN_OUTCOMES = ("ok", "failed", "cutoff")
@@ -46,6 +47,8 @@ class Tally:
     def add(self, kind, outcome, command=None, call_id=None):
         if kind.__class__ is not str:
             kind = "unknown"
+        elif len(kind) > COMMAND_LIMIT:  # a tool's own name, as long as a stream makes it
+            kind = kind[:COMMAND_LIMIT]
         key = (kind, outcome)
         self.tools[key] = self.tools.get(key, 0) + 1
         if command is not None:

@@ -18,7 +18,7 @@ import stat
 from ndagent import engine, inputs
 from ndagent.decoder import BadLine, Event, Skipped, batches
 from ndagent.formats import Detector, OtherAgents
-from ndagent.model import CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import FORGOTTEN, CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
 from ndagent.selection import LateSelection, Selection
 from ndagent.sources import Part, source_name
@@ -153,12 +153,21 @@ class Command:
         pass
 
     def note(self, note):
-        pass
+        """A Note of the Reader: only one that says it forgot what it kept of a run
+        (the output may lack what it would have given) matters to every verb."""
+        if note.check == FORGOTTEN:
+            self.warn(note, note.message, once=FORGOTTEN)
 
     def needs_of(self, module):
         """What the command needs of a stream in ``module``'s format: ``needs``, unless
         it depends on the format."""
         return self.needs
+
+    def reader_needs(self, module):
+        """What the Reader of a stream in ``module``'s format is to make for the command
+        (None: everything, the native object too): ``needs_of``, unless the lines it
+        decodes are not all it needs."""
+        return self.needs_of(module)
 
     def keep(self, start):
         """What to keep of a ToolStart until its call ends, ``(value, size in bytes)``,
@@ -699,7 +708,7 @@ def _first_own_line(item, reader):
 def _reader(module, source, command):
     """A Reader of ``module`` for ``source``, and the command told which format it reads;
     the reader holds besides the test for another agent's objects (``other_agents``)."""
-    reader = module.reader(source, command.checks, command.needs_of(module))
+    reader = module.reader(source, command.checks, command.reader_needs(module))
     reader.format = command.format = module
     reader.other_agents = OtherAgents(module)
     return reader

@@ -13,7 +13,8 @@ raw events and hands on, in stream order:
 
 Every event knows its ``source`` and ``line``.  This module imports no format; it also
 holds what the frame does with the events whatever their agent: the call pairer
-(``CallPairer``) and the estimate of a value's size (``json_size``).
+(``CallPairer``), the same mechanism for what a format's Reader keeps of a run
+(``Kept``), and the estimate of a value's size (``json_size``).
 """
 
 import re
@@ -26,12 +27,16 @@ __all__ = [
     "ACTIONS",
     "Answer",
     "CallPairer",
+    "FORGOTTEN",
     "KINDS",
+    "Kept",
     "MAX_OPEN_BYTES",
     "MAX_OPEN_CALLS",
+    "NATIVE_BYTES",
     "Note",
     "OUTCOMES",
     "OUTCOME_SUFFIXES",
+    "READER_CALL_BYTES",
     "RunEnd",
     "RunStart",
     "Text",
@@ -267,7 +272,9 @@ class CallPairer:
     max_calls = MAX_OPEN_CALLS
     max_bytes = MAX_OPEN_BYTES
 
-    def __init__(self):
+    def __init__(self, max_bytes=None):
+        if max_bytes is not None:
+            self.max_bytes = max_bytes
         # key → (value, size), in start order; an OrderedDict drops its first item in
         # constant time, where a dict scans the holes left by the items dropped before.
         self._open = OrderedDict()
@@ -315,6 +322,13 @@ class CallPairer:
         self._bytes -= found[1]
         return found[0]
 
+    def get(self, key):
+        """The value of the open call ``key``, which stays open; None when it is not open."""
+        if len(key) > LONG_CALL_ID:
+            key = _digest(key)
+        found = self._open.get(key)
+        return None if found is None else found[0]
+
     def close(self):
         """The values of the calls still open, in start order; none is kept after."""
         values = [value for value, _ in self._open.values()]
@@ -326,10 +340,55 @@ class CallPairer:
     def overflow(self):
         """Why calls are dropped, for messages: 'too many tool calls open at once (kept:
         at most 100000 calls and 32 MiB)'."""
+        return f"too many tool calls open at once (kept: {self.bounds})"
+
+    @property
+    def bounds(self):
+        """'at most 100000 calls and 32 MiB'."""
         size = self.max_bytes
         size = f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
-        return (f"too many tool calls open at once (kept: at most {self.max_calls} calls "
-                f"and {size})")
+        return f"at most {self.max_calls} calls and {size}"
+
+
+# The check of the Note a Reader makes when it forgets the oldest of what it keeps of a
+# run, to stay within its bounds (``Kept``): validate reports it, every other verb warns
+# of it once.
+FORGOTTEN = "memory-bound"
+# What a format's Reader keeps of a run, beside the frame's pairer, in bytes: of each
+# call open, what its end may not tell (its kind and name: Gemini's and Claude's ends
+# name no tool), or what it must check it against (Codex's item type); and what its
+# native object holds beyond the event that ends the run (Codex's items, Gemini's
+# warnings), for ``json`` only.
+READER_CALL_BYTES = 8 << 20
+NATIVE_BYTES = 64 << 20
+# What each value kept by a Reader costs beyond its own bytes and its key's: its entry
+# in the OrderedDict, the pair it is kept in, its size.
+KEPT_ENTRY = 200
+
+
+class Kept(CallPairer):
+    """What a format's Reader keeps of the run in hand, by key (a call_id; None for a
+    value never asked for by key, kept until ``close``), in bounded memory: the
+    pairer's mechanism with a byte bound of its own.  Beyond it the oldest values are
+    forgotten, and the first time, a Note says so (check ``FORGOTTEN``): ``what`` is
+    kept ("the tool calls open at once"), ``lost`` what forgetting loses."""
+
+    def __init__(self, max_bytes, what, lost):
+        super().__init__(max_bytes)
+        self.what = what
+        self.lost = lost
+        self.said = False
+
+    def keep(self, key, value, size, item, out):
+        """Keep ``value`` (of about ``size`` bytes) under ``key``, in place of any value
+        of the same key; when the oldest must go, the first time, a Note at ``item``
+        (an Event) in ``out``."""
+        _, dropped = self.start(key, value, size + KEPT_ENTRY)
+        if dropped and not self.said:
+            self.said = True
+            out.append(Note(check=FORGOTTEN, message=f"{self.what}: more than is kept in "
+                            f"memory ({self.bounds.replace(' calls', '')}): {self.lost}",
+                            source=item.source, line=item.line))
 
 
 def _digest(key):

@@ -7,11 +7,21 @@ without a file:
   python tests/hostile_streams.py open-ids COUNT SIZE    # the same, SIZE-character call_ids
   python tests/hostile_streams.py open-wide COUNT SIZE   # SIZE-character args with an emoji
   python tests/hostile_streams.py shapes MEGABYTES       # events of many long, distinct keys
+  python tests/hostile_streams.py gemini-open COUNT N    # Gemini calls never answered, with
+                                                         # parameters of N empty objects
+  python tests/hostile_streams.py codex-items COUNT N    # one Codex turn of COUNT items of N
+                                                         # empty objects each
+  python tests/hostile_streams.py claude-open COUNT SIZE # Claude calls never answered, with
+                                                         # an id and a name of SIZE characters
+  python tests/hostile_streams.py codex-open COUNT SIZE  # Codex items started, never completed,
+                                                         # with an id and a type of SIZE
+  python tests/hostile_streams.py dense MEGABYTES        # a Claude result line of empty objects
 """
 
 import sys
 
 INIT = b'{"type":"system","subtype":"init","session_id":"s-1"}\n'
+CLAUDE_INIT = b'{"type":"system","subtype":"init","session_id":"s-1","tools":[],"model":"m"}\n'
 
 
 def open_calls(count, size, long_ids=False, wide=False):
@@ -42,15 +52,71 @@ def shapes(megabytes):
         yield line
 
 
+def gemini_open(count, empty):
+    """Gemini tool_use events never answered, each with ``empty`` empty objects."""
+    params = ",".join(["{}"] * empty)
+    yield b'{"type":"init","session_id":"s","model":"m"}\n'
+    for number in range(count):
+        yield (f'{{"type":"tool_use","tool_name":"read_file","tool_id":"t{number}",'
+               f'"parameters":{{"a":[{params}]}}}}\n').encode()
+
+
+def codex_items(count, empty):
+    """One Codex turn of ``count`` completed items of ``empty`` empty objects each."""
+    params = ",".join(["{}"] * empty)
+    yield b'{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n'
+    for number in range(count):
+        yield (f'{{"type":"item.completed","item":{{"id":"i{number}","type":"reasoning",'
+               f'"text":"","a":[{params}]}}}}\n').encode()
+    yield (b'{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,'
+           b'"output_tokens":1}}\n')
+
+
+def claude_open(count, size):
+    """Claude tool_use blocks never answered, each with an id and a name of ``size``."""
+    filler = "x" * size
+    yield CLAUDE_INIT
+    for number in range(count):
+        yield (f'{{"type":"assistant","message":{{"id":"m","role":"assistant","content":'
+               f'[{{"type":"tool_use","id":"{number}{filler}","name":"{number}{filler}",'
+               f'"input":{{}}}}]}},"session_id":"s-1"}}\n').encode()
+
+
+def codex_open(count, size):
+    """Codex items started and never completed, with an id and a type of ``size``."""
+    filler = "x" * size
+    yield b'{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n'
+    for number in range(count):
+        yield (f'{{"type":"item.started","item":{{"id":"{number}{filler}",'
+               f'"type":"mcp_tool_call{filler}","server":"s","tool":"t","arguments":{{}},'
+               f'"status":"in_progress"}}}}\n').encode()
+
+
+def dense(megabytes):
+    """A Claude result of one line holding empty objects, about ``megabytes`` MB."""
+    yield CLAUDE_INIT
+    yield (b'{"type":"result","subtype":"success","is_error":false,"duration_ms":1,'
+           b'"num_turns":1,"result":"","session_id":"s-1","x":[{}')
+    piece = b",{}" * 100_000
+    for _ in range(megabytes * 1_000_000 // len(piece)):
+        yield piece
+    yield b"]}\n"
+
+
+KINDS = {"shapes": shapes, "gemini-open": gemini_open, "codex-items": codex_items,
+         "claude-open": claude_open, "codex-open": codex_open, "dense": dense}
+
+
 def main(argv):
     kind, *numbers = argv
     numbers = [int(number) for number in numbers]
-    if kind == "shapes":
-        lines = shapes(*numbers)
+    if kind in KINDS:
+        lines = KINDS[kind](*numbers)
     else:
         lines = open_calls(*numbers, long_ids=kind == "open-ids", wide=kind == "open-wide")
     out = sys.stdout.buffer
-    out.write(INIT)
+    if kind == "shapes" or kind.startswith("open-"):
+        out.write(INIT)
     batch = []
     for line in lines:
         batch.append(line)

@@ -334,3 +334,21 @@ def summary_reason(line):
     value = decode_line(line)
     assert type(value) is str
     return value
+
+
+def test_a_line_of_too_many_objects_and_arrays_is_passed_over_undecoded():
+    """Issue 25 (M3): a line of empty objects decodes to 30 times its length; one that
+    holds more than MAX_CONTAINERS of them, and more than one per CONTAINER_SPAN bytes,
+    is reported and passed over, the lines around it read, the last line too."""
+    from ndagent.decoder import CONTAINER_SPAN, MAX_CONTAINERS
+
+    def line(count, pad=0):
+        return b'{"x":[' + b",".join([b"[]"] * count) + b'],"p":"' + b"a" * pad + b'"}'
+
+    dense = line(MAX_CONTAINERS)
+    sparse = line(MAX_CONTAINERS, pad=MAX_CONTAINERS * CONTAINER_SPAN)
+    data = b"\n".join([b'{"a":1}', dense, line(MAX_CONTAINERS - 2), sparse, b'{"b":2}', dense])
+    items = list(iter_items([io.BytesIO(data)]))
+    assert [(type(item).__name__, item.line) for item in items] == [
+        ("Event", 1), ("BadLine", 2), ("Event", 3), ("Event", 4), ("Event", 5), ("BadLine", 6)]
+    assert "objects and arrays" in items[1].message and items[1].start == dense[:240]

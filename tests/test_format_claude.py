@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndagent.decoder import Event, iter_items
-from ndagent.formats import claude
-from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.formats import _claude_calls, claude
+from ndagent.model import FORGOTTEN, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
 # The cases of Claude's stream-json (json-output is the json form, which the frame
@@ -865,7 +865,7 @@ def test_importing_the_module_loads_little():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
-                            "ndagent.formats._claude_help",
+                            "ndagent.formats._claude_calls", "ndagent.formats._claude_help",
                             "ndagent.formats._claude_usage", "ndagent.formats.base",
                             "ndagent.formats.claude", "ndagent.model", "ndagent.selection",
                             "ndagent.sources", "ndagent.terminal"]
@@ -884,8 +884,12 @@ def _traced_peak(feed):
         tracemalloc.stop()
 
 
-def test_calls_never_ended_are_tracked_in_bounded_memory():
+def test_calls_never_ended_are_tracked_in_bounded_memory(monkeypatch):
+    """Issue 25 (M5): calls never ended, with ids and names of 20 KB: what is kept of
+    them stays within READER_CALL_BYTES, whatever their number, with one note."""
+    monkeypatch.setattr(_claude_calls, "READER_CALL_BYTES", 2 << 20)
     line = assistant("msg_1", tool_use("toolu_0", "Bash", command="true"))
+    notes = []
 
     def feed(count):
         reader = claude.Reader("s", False)
@@ -893,17 +897,15 @@ def test_calls_never_ended_are_tracked_in_bounded_memory():
 
         def run():
             for number in range(count):
-                line["message"]["content"][0]["id"] = f"toolu_{number:08d}"
-                reader.event(Event("s", number + 2, line))
+                block = line["message"]["content"][0]
+                block["id"] = f"toolu_{number:08d}" + "i" * 20_000
+                block["name"] = f"{number}" + "n" * 20_000
+                notes.extend(event for event in reader.event(Event("s", number + 2, line))
+                             if isinstance(event, Note))
+        return _traced_peak(run)
 
-        peak = _traced_peak(run)
-        assert len(reader.run.calls) == min(count, claude.MAX_TRACKED)
-        return peak
-
-    # Ten times the calls: not ten times the memory (the peak holds passing objects
-    # too, so it is compared by ratio, not to the byte).
-    small, large = feed(claude.MAX_TRACKED), feed(10 * claude.MAX_TRACKED)
-    assert large < 2 * small
+    assert feed(1000) < 4 << 20
+    assert [note.check for note in notes] == [FORGOTTEN]
 
 
 def test_a_long_message_of_deltas_is_kept_as_its_text():

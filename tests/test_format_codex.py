@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ndagent.decoder import Event, encode_line, iter_items
 from ndagent.formats import codex
-from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import FORGOTTEN, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
 CODEX_GOLDEN = GOLDEN / "codex"
@@ -841,21 +841,41 @@ def test_every_note_is_in_the_checks_table():
 
 # Bounded memory.
 
-def test_items_started_and_never_completed_are_remembered_up_to_a_bound():
-    limit = codex.MAX_OPEN_ITEMS
-    lines = [thread(), TURN] + [command("started", f"item_{n}", "sleep 9", "in_progress")
-                                for n in range(limit + 10)]
+def test_items_started_and_never_completed_are_remembered_in_bounded_bytes(monkeypatch):
+    """Issue 25 (M5): items started and never completed, with ids and types of 40 KB:
+    what is kept of them stays within READER_CALL_BYTES (not a count of them), the
+    oldest forgotten with one note."""
+    monkeypatch.setattr(codex, "READER_CALL_BYTES", 1 << 20)
+    long = "x" * 40_000
+    lines = [thread(), TURN] + [item("started", f"item_{n}{long}", f"mcp{long}",
+                                     status="in_progress") for n in range(100)]
     reader = codex.Reader("input", True)
-    for event in iter_items([io.BytesIO(stream(*lines))]):
-        reader.event(event)
-    assert len(reader.run.open) == limit
+    events = [model for event in iter_items([io.BytesIO(stream(*lines))])
+              for model in reader.event(event)]
+    forgotten = [event for event in events if isinstance(event, Note)
+                 and event.check == FORGOTTEN]
+    assert len(forgotten) == 1 and 0 < len(reader.run.open) < 30
     # The oldest are forgotten: their completion starts them again; the newest pair.
-    first = reader.event(Event("input", 10 ** 6, command("completed", "item_0", "sleep 9",
-                                                          "completed", 0)))
-    last = reader.event(Event("input", 10 ** 6 + 1, command("completed", f"item_{limit + 9}",
-                                                            "sleep 9", "completed", 0)))
-    assert [type(event).__name__ for event in first] == ["Note", "ToolStart", "ToolEnd"]
+    first = reader.event(Event("input", 10 ** 6, item("completed", f"item_0{long}",
+                                                      f"mcp{long}", status="completed")))
+    last = reader.event(Event("input", 10 ** 6 + 1, item("completed", f"item_99{long}",
+                                                         f"mcp{long}", status="completed")))
+    assert [type(event).__name__ for event in first] == ["ToolStart", "ToolEnd"]
     assert [type(event).__name__ for event in last] == ["ToolEnd"]
+
+
+def test_the_native_object_s_items_are_kept_in_bounded_bytes(monkeypatch):
+    """Issue 25 (M2): json keeps the newest items that fit in NATIVE_BYTES, and says
+    once that it left the oldest out."""
+    monkeypatch.setattr(codex, "NATIVE_BYTES", 1 << 20)
+    lines = [thread(), TURN] + [item("completed", f"item_{n}", "reasoning", text="x" * 10_000)
+                                for n in range(300)] + [completed()]
+    events = read(stream(*lines), checks=False, needs=frozenset({"native"}))
+    forgotten = [event for event in events if isinstance(event, Note)]
+    assert [note.check for note in forgotten] == [FORGOTTEN]
+    assert "json object" in forgotten[0].message
+    items = ends(events)[0].native["items"]
+    assert 10 < len(items) < 100 and items[-1]["id"] == "item_299"
 
 
 def peak_memory(needs, count=5000):
@@ -878,9 +898,12 @@ def peak_memory(needs, count=5000):
 
 
 def test_items_are_kept_for_the_native_object_only_when_it_is_needed():
+    """Issue 25 (M2): only json prints the native object; result, stats and validate
+    (ends, tools, checks) keep no item."""
     assert peak_memory(None) > 5_000_000
-    assert peak_memory(frozenset({"ends"})) > 5_000_000
-    assert peak_memory(frozenset({"text", "tools"})) < 1_000_000
+    assert peak_memory(frozenset({"native"})) > 5_000_000
+    for needs in ({"ends"}, {"text", "ends"}, {"tools", "ends"}, {"text", "tools"}):
+        assert peak_memory(frozenset(needs)) < 1_000_000
 
 
 def test_without_ends_needed_runs_have_no_native_object_but_the_rest():
@@ -943,7 +966,7 @@ def as_needed(events, needs):
     for the native object of RunEnd, kept only for the needs that ask for it."""
     from copy import copy
 
-    if "ends" in needs or "native" in needs:
+    if "native" in needs:
         return fingerprint(events)
     events = [copy(event) for event in events]
     for event in events:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from ndagent.decoder import Event, Skipped, decode_line, iter_items
 from ndagent.formats import gemini
 from ndagent.model import (
+    FORGOTTEN,
     KINDS,
     OUTCOMES,
     Note,
@@ -209,7 +210,8 @@ def test_success_with_a_tool_the_answer_is_the_text_after_it():
                              ("ToolEnd", GREP, "grep", "grep_search", "success", "TODO")]
     tool_start, tool_end = only(events, ToolStart)[0], only(events, ToolEnd)[0]
     assert tool_start.args == {"pattern": "TODO", "dir_path": "src"}
-    assert tool_end.args == tool_start.args and tool_end.result == "Found 7 matches"
+    # The arguments are the start's alone: the Reader does not keep them (issue 25, M1).
+    assert tool_end.args is None and tool_end.result == "Found 7 matches"
     assert (tool_start.time_ms, tool_end.time_ms) == (1778486536388, 1778486536702)
     assert tool_start.session_id == tool_end.session_id == SESSION
     assert tool_start.model_call_id is tool_start.parent is None
@@ -233,9 +235,9 @@ def test_parallel_calls_pair_by_tool_id():
         ("ToolEnd", GREP, "grep", "grep_search", "success", "def "),
         ("ToolEnd", READ, "read", "read_file", "success", "src/a.py"),
     ]
+    assert [start.args for start in only(events, ToolStart)] == [
+        {"file_path": "src/a.py"}, {"pattern": "def ", "dir_path": "src"}]
     ends = only(events, ToolEnd)
-    assert [end.args for end in ends] == [{"pattern": "def ", "dir_path": "src"},
-                                         {"file_path": "src/a.py"}]
     assert [end.result for end in ends] == ["Found 3 matches", "print(1)"]
     (end,) = run_ends(events)
     assert end.ok and end.answer == "Three functions; `a.py` prints 1."
@@ -521,23 +523,58 @@ def test_every_check_is_in_the_table():
 
 # Memory: what a run keeps is bounded.
 
-def test_open_calls_and_error_messages_are_capped(monkeypatch):
-    monkeypatch.setattr(gemini, "MAX_KEPT", 10)
+def test_open_calls_and_error_messages_are_kept_in_bounded_bytes(monkeypatch):
+    """Issue 25 (M1): what a run keeps of its open calls (not their arguments) and of
+    its error messages is bounded in bytes, not in number; the oldest are forgotten,
+    with one note for each."""
+    monkeypatch.setattr(gemini, "READER_CALL_BYTES", 20_000)
+    monkeypatch.setattr(gemini, "NATIVE_BYTES", 20_000)
+    path = "x" * 1000
     lines = [init(), user()]
-    lines += [use("read_file", f"read_file-1-{index:x}", file_path="x") for index in range(50)]
-    lines += [error(f"e{index}", "warning") for index in range(50)]
+    lines += [use("read_file", f"read_file-1-{index:x}", file_path=path, big=[{}] * 1000)
+              for index in range(50)]
+    lines += [error(f"e{index}" + "!" * 1000, "warning") for index in range(50)]
     reader = gemini.Reader("t")
+    notes = []
     for number, line in enumerate(lines, 1):
-        reader.event(Event("t", number, line))
-    assert len(reader.run.calls) == 10 and len(reader.run.errors) == 10
+        notes += [event for event in reader.event(Event("t", number, line))
+                  if isinstance(event, Note)]
+    assert [note.check for note in notes] == [FORGOTTEN, FORGOTTEN]
     (end,) = [event for event in reader.event(Event("t", 103, result()))
               if isinstance(event, RunEnd)]
-    assert end.native["warnings"] == [f"e{index}" for index in range(40, 50)]
-    # The newest calls are still paired.
+    warnings = end.native["warnings"]
+    assert 5 < len(warnings) < 20 and warnings[-1].startswith("e49!")
+    # The newest calls are still paired, with their target; the oldest no longer.
     reader = gemini.Reader("t")
-    for number, line in enumerate([*lines[:52], done("read_file-1-31")], 1):
+    for number, line in enumerate([*lines[:52], done("read_file-1-31"), done("read_file-1-0")],
+                                  1):
         out = reader.event(Event("t", number, line))
-    assert out[0].kind == "read" and out[0].args == {"file_path": "x"}
+        if number == 53:
+            assert (out[0].kind, out[0].target, out[0].args) == ("read", path, None)
+    assert (out[0].kind, out[0].target) == ("read", None)
+
+
+def test_the_reader_keeps_no_arguments_of_open_calls():
+    """Issue 25 (M1): the arguments of calls never answered are not kept by the Reader
+    (json and result need no tool call; the verbs that print them keep them in the
+    frame's pairer)."""
+    import tracemalloc
+
+    line = use("read_file", "read_file-1-0", file_path="a", big=[{}] * 6000)
+    # 60 such calls are 30 MB decoded: what passes through is some 1 MB at once.
+    for needs in ({"native"}, {"text", "ends"}, {"tools", "ends"}, None):
+        needs = None if needs is None else frozenset(needs)
+        reader = gemini.Reader("t", needs=needs)
+        reader.event(Event("t", 1, init()))
+        tracemalloc.start()
+        try:
+            for number in range(2, 60):
+                line["tool_id"] = f"read_file-1-{number:x}"
+                reader.event(Event("t", number, orjson.loads(orjson.dumps(line))))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 << 20, (needs, peak)
 
 
 def test_a_new_run_forgets_the_last_ones_calls():
@@ -642,7 +679,12 @@ def comparable(events, needs):
             kept.append(repr(event))
         elif isinstance(event, RunEnd):
             if "ends" in needs:
-                kept.append(repr(event))
+                # The native object's warnings are kept only where it is needed.
+                native = None if event.native is None else {
+                    key: value for key, value in event.native.items()
+                    if key != "warnings" or "native" in needs}
+                kept.append((repr(event.start), event.cutoff, event.ok, event.failure,
+                             event.answer, native, event.usage, event.line))
             else:
                 # A cut-off run's last lines may have been passed over: a Skipped item
                 # gives the first line of what it passes over, not the last.

@@ -482,6 +482,34 @@ def test_open_calls_with_50_kb_args_or_ids_keep_memory_bounded(stream_args, argv
     assert peak < PEAK_BOUND, f"peak RSS {peak >> 20} MiB"
 
 
+@pytest.mark.parametrize(("stream_args", "argv"), [
+    (("gemini-open", 1000, 6000), ("json",)),
+    (("gemini-open", 1000, 6000), ("result",)),
+    (("gemini-open", 1000, 6000), ("stats",)),
+    (("gemini-open", 1000, 6000), ("tools",)),
+    (("codex-items", 1000, 6000), ("json",)),
+    (("codex-items", 1000, 6000), ("result",)),
+    (("codex-items", 1000, 6000), ("validate",)),
+    (("codex-items", 1000, 6000), ("stats",)),
+    (("claude-open", 2000, 20_000), ("stats",)),
+    (("claude-open", 2000, 20_000), ("json",)),
+    (("codex-open", 2000, 20_000), ("json",)),
+    (("codex-open", 2000, 20_000), ("tools",)),
+    (("dense", 20), ("json",)),
+    (("dense", 20), ("validate",)),
+])
+def test_what_readers_keep_of_a_run_is_bounded_in_bytes(stream_args, argv):
+    """Issue 25 (M1, M2, M3, M5): 18 MB of Gemini calls never answered or of Codex items,
+    each of 6000 empty objects (432 MB decoded: every verb kept them); 80 MB of Claude
+    calls or Codex items with ids and names of 20 KB (kept by count); one line of 20 MB
+    of empty objects (650 MB decoded)."""
+    status, peak = peak_on(stream_args, [command(argv[0]), *argv[1:]])
+    assert status in (0, 1)
+    # json keeps the newest items, up to model.NATIVE_BYTES (estimated).
+    most = PEAK_BOUND if stream_args[0] == "codex-items" and argv[0] == "json" else 64 << 20
+    assert peak < most, f"peak RSS {peak >> 20} MiB"
+
+
 def test_validate_shape_cache_stays_small_on_endless_long_keys():
     """Issue 10, item 10: 40 MB of events of 100 long keys each, no two alike: the shape
     cache kept them all (some 300 MB, Python holding the emoji keys at 4 bytes a

@@ -10,10 +10,17 @@ compared); subagents' lines give calls (``parent``), no text; the ``result``'s
 the last main-thread message's text, the json object the ``result`` as it is.
 """
 
-import re
 from io import StringIO
 
 from ndagent.decoder import RawNumber
+from ndagent.formats._claude_calls import (
+    Calls,
+    keep_open,
+    kind_of,
+    open_call,
+    outcome_of,
+    target_of,
+)
 from ndagent.formats._claude_help import HELP
 from ndagent.formats._claude_usage import cost_of, running_totals, usage_of
 from ndagent.formats.base import Format
@@ -38,30 +45,9 @@ CHECKS = {
                              "well (a CLI with user hooks did this)"),
 }
 
-# How many tool calls, and streamed text blocks of one message, are kept track of at
-# once: a hostile stream may start calls without end.  The oldest are dropped beyond.
+# How many streamed text blocks of one message are kept track of at once: a hostile
+# stream may start blocks without end.  The oldest are dropped beyond.
 MAX_TRACKED = 4096
-
-# Claude's tools by common kind (docs/model.md#tool-kinds-per-agent); ``mcp__SERVER__TOOL``
-# is mcp, and a tool outside the table keeps its own name as its kind.
-_KINDS = {
-    "Bash": "shell", "Read": "read", "NotebookRead": "read", "Write": "write", "Edit": "edit",
-    "MultiEdit": "edit", "NotebookEdit": "edit", "Glob": "glob", "Grep": "grep", "LS": "ls",
-    "WebFetch": "webFetch", "WebSearch": "webSearch", "TodoWrite": "updateTodos",
-    "TaskCreate": "updateTodos", "TaskUpdate": "updateTodos", "Task": "task", "Agent": "task",
-}
-# The API's own tools (``server_tool_use`` blocks).
-_SERVER_KINDS = {"web_search": "webSearch", "web_fetch": "webFetch"}
-
-# Where a call names what it acts on, in order.
-_TARGET_KEYS = ("file_path", "notebook_path", "command", "pattern", "url", "query")
-
-# How a tool_result with is_error true begins when permission was not given (the CLI
-# writes "... to use Bash", "... to write to PATH", "... to edit PATH"), when the user
-# refused the call, and when a shell command exited non-zero.
-_NOT_GRANTED = ("Claude requested permissions to ", "This command requires approval")
-_REFUSED = "The user doesn't want to proceed with this tool use"
-_EXIT_CODE = "Exit code "
 
 # Events that begin no run: information between runs or inside one.
 _INFORMATION = ("system", "rate_limit_event")
@@ -174,16 +160,16 @@ class _Run:
                  "calls", "errors", "local_failure", "api_error", "message", "text",
                  "streamed", "unchecked", "has_message")
 
-    def __init__(self, start):
+    def __init__(self, start, calls):
         self.start = start
         self.session_id = start.session_id
         self.session_reported = False
         self.last_source = start.source
         self.last_line = start.line
-        self.calls = {}  # call id -> (kind, name), oldest first, bounded
-        # The ids of the calls whose tool_result had is_error true, which the result's
-        # permission_denials may still make denied; oldest first, bounded.
-        self.errors = {}
+        # The calls open: call id -> (kind, name); and the ids of the calls whose
+        # tool_result had is_error true, which the result's permission_denials may
+        # still make denied.  The Reader's (``_Calls``), emptied for each run.
+        self.calls, self.errors = calls
         self.local_failure = None  # the text of a failed local command's message
         # The text of the last main-thread message when the CLI made it of an API
         # error (a run that ends on one failed, whatever its result says).
@@ -243,6 +229,7 @@ class Reader:
         self.texts = needs is None or "text" in needs
         self.run = None
         self.last_index = None  # the result_index of the input's previous result
+        self.calls = Calls(needs is None or "tools" in needs or "tool_ends" in needs)
 
     def event(self, event):
         """The model events of one decoded line."""
@@ -301,7 +288,7 @@ class Reader:
         if init is None and self.checks:
             out.append(Note(check="init", message="the run does not begin with system/init",
                             source=item.source, line=item.line))
-        run = self.run = _Run(start)
+        run = self.run = _Run(start, self.calls.emptied())
         return run
 
     def _cut_off(self, run):
@@ -351,7 +338,7 @@ class Reader:
                 if main:
                     self._whole_text(run, event, block.get("text"), out)
             elif kind == "tool_use" or kind == "server_tool_use":
-                out.append(self._tool_start(run, event, data, block, key, parent))
+                out.append(self._tool_start(run, event, data, block, key, parent, out))
             elif kind.__class__ is str and kind.endswith("_tool_result"):
                 out.append(self._server_tool_end(run, event, data, block, parent))
         if main:
@@ -377,19 +364,14 @@ class Reader:
                 out.append(Text(text=text, message=run.message, source=event.source,
                                 line=event.line))
 
-    def _tool_start(self, run, event, data, block, message_id, parent):
+    def _tool_start(self, run, event, data, block, message_id, parent, out):
         call_id = _string(block.get("id"))
         name = _string(block.get("name"))
-        kind = _kind(name, block.get("type") == "server_tool_use")
+        kind = kind_of(name, block.get("type") == "server_tool_use")
         args = block.get("input")
-        if call_id is not None:
-            calls = run.calls
-            calls.pop(call_id, None)
-            calls[call_id] = (kind, name)
-            if len(calls) > MAX_TRACKED:
-                del calls[next(iter(calls))]
+        keep_open(run, call_id, kind, name, event, out)
         return ToolStart(call_id=call_id, kind=kind, name=name, args=args,
-                         target=_target(kind, name, args),
+                         target=target_of(kind, name, args),
                          session_id=_string(data.get("session_id")),
                          model_call_id=_string(message_id), parent=_string(parent),
                          time_ms=_epoch_ms(data.get("timestamp")), source=event.source,
@@ -400,12 +382,14 @@ class Reader:
         same assistant message as its start."""
         content = block.get("content")
         failed = content.__class__ is dict and str(content.get("type")).endswith("_error")
-        return self._tool_end(run, event, data, block.get("tool_use_id"),
+        call_id = _string(block.get("tool_use_id"))
+        return self._tool_end(run, event, data, call_id, open_call(run, call_id),
                               "error" if failed else "success", content, parent)
 
-    def _tool_end(self, run, event, data, call_id, outcome, result, parent):
-        call_id = _string(call_id)
-        kind, name = run.calls.pop(call_id, (None, None))
+    def _tool_end(self, run, event, data, call_id, known, outcome, result, parent):
+        """The ToolEnd of ``call_id`` (a string or None); ``known``: (kind, name) of
+        its start, or None."""
+        kind, name = known or (None, None)
         return ToolEnd(call_id=call_id, kind=kind, name=name,
                        session_id=_string(data.get("session_id")), parent=_string(parent),
                        time_ms=_epoch_ms(data.get("timestamp")), outcome=outcome,
@@ -424,15 +408,16 @@ class Reader:
         extra = data.get("tool_use_result") if len(results) == 1 else None
         parent = data.get("parent_tool_use_id")
         for block in results:
-            call_id = block.get("tool_use_id")
-            known = run.calls.get(call_id) if call_id.__class__ is str else None
+            call_id = _string(block.get("tool_use_id"))
+            known = open_call(run, call_id)
             result = {"content": block.get("content")}
             if extra is not None:
                 result["tool_use_result"] = extra
-            outcome = _outcome(block, known[0] if known else None)
-            if outcome != "success" and call_id.__class__ is str:
-                _remember(run.errors, call_id)
-            out.append(self._tool_end(run, event, data, call_id, outcome, result, parent))
+            outcome = outcome_of(block, known[0] if known else None)
+            if outcome != "success" and call_id is not None and run.errors is not None:
+                run.errors.keep(call_id, True, 0, event, out)
+            out.append(self._tool_end(run, event, data, call_id, known, outcome, result,
+                                      parent))
 
     # Partial messages.
 
@@ -550,39 +535,6 @@ def _number(value):
     return value if value.__class__ is int or value.__class__ is float else None
 
 
-def _kind(name, server=False):
-    """The common kind of a tool name."""
-    if name is None:
-        return "function"
-    if server:
-        return _SERVER_KINDS.get(name, name)
-    kind = _KINDS.get(name)
-    if kind is not None:
-        return kind
-    return "mcp" if name.startswith("mcp__") else name
-
-
-def _target(kind, name, args):
-    """What a call acts on, for people: an MCP tool's name, else the first of its
-    path, command, pattern, url or query."""
-    if kind == "mcp":
-        return name
-    if args.__class__ is dict:
-        for key in _TARGET_KEYS:
-            value = args.get(key)
-            if value.__class__ is str:
-                return value
-    return None
-
-
-def _remember(ids, call_id):
-    """Add ``call_id`` to a bounded dict of ids, the oldest dropped beyond MAX_TRACKED."""
-    ids.pop(call_id, None)
-    ids[call_id] = None
-    if len(ids) > MAX_TRACKED:
-        del ids[next(iter(ids))]
-
-
 def _denied_calls(run, denials):
     """{call_id: "permissionDenied"} of the calls that ``permission_denials`` lists and
     that ended with is_error true or are still open (docs/model.md#outcomes-per-agent:
@@ -592,47 +544,12 @@ def _denied_calls(run, denials):
     found = None
     for denial in denials:
         call_id = denial.get("tool_use_id") if denial.__class__ is dict else None
-        if call_id.__class__ is str and (call_id in run.errors or call_id in run.calls):
+        if call_id.__class__ is str and run.calls is not None and (
+                run.errors.get(call_id) is not None or run.calls.get(call_id) is not None):
             if found is None:
                 found = {}
             found[call_id] = "permissionDenied"
     return found
-
-
-def _outcome(block, kind):
-    """How a tool_result says its call ended (docs/model.md#outcomes-per-agent), as far as
-    known at the result: ``result.permission_denials`` comes only at the run's end."""
-    if block.get("is_error") is not True:
-        return "success"
-    text = _result_text(block.get("content"))
-    if text.startswith(_NOT_GRANTED) or _denied().search(text):
-        return "permissionDenied"
-    if text.startswith(_REFUSED):
-        return "rejected"
-    if kind == "shell" and text.startswith(_EXIT_CODE):
-        return "failure"
-    return "error"
-
-
-_DENIED = None
-
-
-def _denied():
-    global _DENIED
-    if _DENIED is None:
-        _DENIED = re.compile(r"Permission to use .+? has been denied")
-    return _DENIED
-
-
-def _result_text(content):
-    """The text of a tool_result's content: the string, or its first text block's."""
-    if content.__class__ is str:
-        return content
-    if content.__class__ is list:
-        for block in content:
-            if block.__class__ is dict and block.get("text").__class__ is str:
-                return block["text"]
-    return ""
 
 
 def _message_text(content):

@@ -16,12 +16,23 @@ any other event always decoded (``markers``) when no run is open.  Other lines (
 objects of no agent) neither begin a run nor end one.
 """
 
-from collections import OrderedDict
+from sys import getsizeof
 
 from ndagent.decoder import RawNumber
 from ndagent.formats._codex_help import HELP
 from ndagent.formats.base import Format
-from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import (
+    NATIVE_BYTES,
+    READER_CALL_BYTES,
+    Kept,
+    Note,
+    RunEnd,
+    RunStart,
+    Text,
+    ToolEnd,
+    ToolStart,
+    json_size,
+)
 from ndagent.terminal import quote
 
 NAME = "codex"
@@ -83,11 +94,6 @@ _RESULTS = {
     "todo_list": ("items",),
     "collab_tool_call": ("receiver_thread_ids", "agents_states"),
 }
-
-# The most items of a run whose start is remembered until they complete: a hostile
-# stream may start items without end.  The oldest are forgotten beyond it (their
-# completion then makes a start of its own).
-MAX_OPEN_ITEMS = 4096
 
 _MISSING = object()
 
@@ -157,14 +163,15 @@ class _Run:
 
     __slots__ = ("start", "turned", "line", "open", "items", "answer", "answered", "error")
 
-    def __init__(self, start, keep_items):
+    def __init__(self, start, kept):
         self.start = start
         self.turned = False  # a turn.started was read: another one begins the next run
         self.line = start.line  # the last line of an event of the run
-        self.open = OrderedDict()  # item id -> its type, for the items started
-        # Every completed item, for the native object: as much as the run holds, which the
-        # SDK's Turn holds too; None when the native object is not needed.
-        self.items = [] if keep_items else None
+        # The Reader's, emptied for each run, in bounded memory: the items started, item
+        # id -> its type (a hostile stream may start items without end: the oldest are
+        # forgotten, and their completion makes a start of its own); the completed
+        # items, for the native object (the SDK's Turn), or None where not needed.
+        self.open, self.items = kept
         self.answer = ""  # the SDK's finalResponse so far
         self.answered = False  # an agent_message was read
         self.error = None  # the message of the last top-level error event
@@ -174,15 +181,21 @@ class Reader:
     """Model events of one input's Codex events.  Runs begin and end only at the events
     always decoded (``markers``), so ``skipped`` has nothing to do.
 
-    ``needs`` (optional, beyond the protocol; as for ``markers``): without ``"ends"``
-    or ``"native"``, the completed items are not kept for the native object
-    (``RunEnd.native`` is None), so that memory does not grow with a run for verbs that
-    never print it."""
+    ``needs`` (optional, beyond the protocol; as for ``markers``): without ``"native"``,
+    the completed items are not kept for the native object (``RunEnd.native`` is None),
+    so that memory does not grow with a run for verbs that never print it; with it, the
+    newest items that fit in ``NATIVE_BYTES`` (a Note says the oldest are forgotten)."""
 
     def __init__(self, source, checks=False, needs=None):
         self.source = source
         self.checks = checks
-        self.keep_items = needs is None or "ends" in needs or "native" in needs
+        self.keep_items = needs is None or "native" in needs
+        self.kept = (
+            Kept(READER_CALL_BYTES, "the items started and not completed",
+                 "the oldest are forgotten (their completion is taken as their start)"),
+            Kept(NATIVE_BYTES, "the run's completed items",
+                 "the oldest are left out of the json object's items")
+            if self.keep_items else None)
         self.run = None
         # The input's thread: a run without thread.started (a next turn) continues it.
         self.thread_id = None
@@ -232,7 +245,10 @@ class Reader:
         start = RunStart(agent=NAME, session_id=self.thread_id, announced=announced,
                          source=event.source, line=event.line)
         out.append(start)
-        run = self.run = _Run(start, self.keep_items)
+        for kept in self.kept:
+            if kept is not None:
+                kept.close()
+        run = self.run = _Run(start, self.kept)
         return run
 
     def _in_run(self, event, out):
@@ -287,7 +303,8 @@ class Reader:
         if self.checks and not run.answered:
             out.append(_note("no-answer", "turn completed with no agent_message", event))
         native = None if run.items is None else {
-            "items": run.items, "finalResponse": run.answer, "usage": event.data.get("usage")}
+            "items": run.items.close(), "finalResponse": run.answer,
+            "usage": event.data.get("usage")}
         out.append(self._end(run, event, ok=True, answer=run.answer, native=native))
         return out
 
@@ -322,11 +339,9 @@ class Reader:
         kind = item.get("type")
         call_id = _identity(item)
         if call_id is not None:
-            if call_id in run.open:
+            if run.open.get(call_id) is not None:
                 return out  # started again: the first start stands
-            run.open[call_id] = kind
-            if len(run.open) > MAX_OPEN_ITEMS:
-                run.open.popitem(last=False)
+            run.open.keep(call_id, (kind,), getsizeof(kind), event, out)
         if _is_tool(kind):
             out.append(self._call(ToolStart, kind, item, event))
         return out
@@ -337,20 +352,19 @@ class Reader:
         item = event.data.get("item")
         if not self.checks or run is None or item.__class__ is not dict:
             return []
-        started = run.open.get(_identity(item), _MISSING)
-        return self._type_check(started, item, "updated", event)
+        return self._type_check(_started(run, _identity(item), False), item, "updated", event)
 
     def _item_completed(self, event):
         out = []
         run = self._in_run(event, out)
         item = event.data.get("item")
         if run.items is not None:
-            run.items.append(item)
+            run.items.keep(None, item, json_size(item), event, out)
         if item.__class__ is not dict:
             return out
         kind = item.get("type")
         call_id = _identity(item)
-        started = run.open.pop(call_id, _MISSING) if call_id is not None else _MISSING
+        started = _started(run, call_id, True)
         if self.checks:
             out += self._type_check(started, item, "completed", event)
         if kind == "agent_message":
@@ -411,6 +425,15 @@ _HANDLERS = {
     "item.updated": Reader._item_updated,
     "item.completed": Reader._item_completed,
 }
+
+
+def _started(run, call_id, completes):
+    """The type that the item ``call_id`` started as (kept in a tuple: it may be null),
+    or _MISSING when its start is not known; ``completes``: the item is no longer open."""
+    if call_id is None:
+        return _MISSING
+    found = run.open.complete(call_id) if completes else run.open.get(call_id)
+    return _MISSING if found is None else found[0]
 
 
 def _identity(item):

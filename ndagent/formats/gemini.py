@@ -9,9 +9,22 @@ only figures are the ``result``'s ``stats``; every event has an ISO ``timestamp`
 only clock.
 """
 
+from sys import getsizeof
+
 from ndagent.formats._gemini_help import HELP
 from ndagent.formats.base import Format
-from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
+from ndagent.model import (
+    NATIVE_BYTES,
+    READER_CALL_BYTES,
+    Kept,
+    Note,
+    RunEnd,
+    RunStart,
+    Text,
+    ToolEnd,
+    ToolStart,
+    epoch_ms,
+)
 from ndagent.terminal import quote
 
 NAME = "gemini"
@@ -51,9 +64,6 @@ _KINDS = {
 # pattern rather than the folder it searches.
 _TARGET_KEYS = ("file_path", "dir_path", "command", "pattern", "query")
 _SEARCH_TARGET_KEYS = ("pattern", "dir_path", "file_path", "query")
-
-# How many open calls and error messages a run keeps (the oldest are dropped beyond).
-MAX_KEPT = 4096
 
 _BOUNDARIES = ((("type", "init"),), (("type", "result"),),
                (("type", "error"), ("severity", "error")))
@@ -203,15 +213,13 @@ def splits_between(before, after, checks):
 class _Run:
     """What a reader keeps of the run in hand: for the current run only, bounded."""
 
-    __slots__ = ("start", "init_ms", "pieces", "calls", "errors", "errors_seen",
-                 "last_error", "users", "last_line")
+    __slots__ = ("start", "init_ms", "pieces", "errors_seen", "last_error", "users",
+                 "last_line")
 
     def __init__(self, start, init_ms):
         self.start = start
         self.init_ms = init_ms
         self.pieces = []  # the text since the last tool event: what the answer is so far
-        self.calls = {}  # open calls: tool_id -> ToolStart, in start order
-        self.errors = {}  # error event number -> its message (the native warnings)
         self.errors_seen = 0
         self.last_error = None  # (number, message) of the last severity-error event
         self.users = 0
@@ -226,6 +234,16 @@ class Reader:
         self.checks = checks
         # Whether to make Text events: the run's pieces are kept for its answer either way.
         self.texts = needs is None or "text" in needs
+        # What the run in hand keeps, in bounded memory (emptied when a run begins): of
+        # each open call, its kind, name and target, which its tool_result does not
+        # tell, but not its arguments (only where tool calls are needed); the error
+        # events' messages, for the native object's warnings (only where it is needed).
+        self.calls = Kept(READER_CALL_BYTES, "the tool calls open at once",
+                          "the oldest are forgotten (their results name no tool)") \
+            if needs is None or "tools" in needs or "tool_ends" in needs else None
+        self.errors = Kept(NATIVE_BYTES, "the error events' messages",
+                           "the oldest are left out of the json object's warnings") \
+            if needs is None or "native" in needs else None
         self.run = None
         # The key of the message in hand: a new message begins after each tool event.
         self.message = 0
@@ -294,6 +312,9 @@ class Reader:
                              model=model if model.__class__ is str else None,
                              announced=True, source=item.source, line=item.line)
             init_ms = epoch_ms(init.get("timestamp"))
+        for kept in (self.calls, self.errors):
+            if kept is not None:
+                kept.close()
         run = self.run = _Run(start, init_ms)
         out.append(start)
         if init is None and self.checks:
@@ -326,7 +347,8 @@ class Reader:
             else:
                 message = None
             native["error"] = {"type": "INVALID_STREAM", "message": message}
-        warnings = [message for number, message in run.errors.items() if number != used]
+        warnings = [] if self.errors is None else [
+            message for number, message in self.errors.close() if number != used]
         if warnings:
             native["warnings"] = warnings
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok,
@@ -390,31 +412,30 @@ class Reader:
                           session_id=run.start.session_id,
                           time_ms=epoch_ms(data.get("timestamp")), source=event.source,
                           line=event.line)
-        if call_id is not None:
-            calls = run.calls
-            calls.pop(call_id, None)
-            calls[call_id] = start
-            if len(calls) > MAX_KEPT:
-                del calls[next(iter(calls))]
+        if call_id is not None and self.calls is not None:
+            self.calls.keep(call_id, (kind, name, start.target),
+                            getsizeof(name) + getsizeof(start.target), event, out)
         out.append(start)
 
     def _tool_result(self, run, event, data, out):
         self._new_message(run)
         call_id = data.get("tool_id")
         call_id = call_id if call_id.__class__ is str else None
-        start = run.calls.pop(call_id, None) if call_id is not None else None
-        if start is not None:
-            kind, name, args, target = start.kind, start.name, start.args, start.target
+        calls = self.calls
+        known = calls.complete(call_id) if call_id is not None and calls is not None else None
+        # Its arguments are its start's: a verb that prints them keeps them itself, in
+        # the frame's pairer.
+        if known is not None:
+            kind, name, target = known
         else:
             name = name_in_call_id(call_id)
             kind = kind_of(name)
-            args = None
             target = name if kind == "mcp" else None
         outcome = outcome_of(data)
         result = data.get("output")
         if outcome != "success" and "error" in data:
             result = data.get("error")
-        out.append(ToolEnd(call_id=call_id, kind=kind, name=name, args=args, target=target,
+        out.append(ToolEnd(call_id=call_id, kind=kind, name=name, target=target,
                            session_id=run.start.session_id,
                            time_ms=epoch_ms(data.get("timestamp")), outcome=outcome,
                            result=result, source=event.source, line=event.line))
@@ -424,10 +445,8 @@ class Reader:
         severity = data.get("severity")
         if message.__class__ is str:
             number = run.errors_seen = run.errors_seen + 1
-            errors = run.errors
-            errors[number] = message
-            if len(errors) > MAX_KEPT:
-                del errors[next(iter(errors))]
+            if self.errors is not None:
+                self.errors.keep(None, (number, message), getsizeof(message), event, out)
             if severity == "error":
                 run.last_error = (number, message)
         if self.checks:

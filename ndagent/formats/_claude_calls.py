@@ -1,0 +1,120 @@
+"""Claude Code's tool calls: their kinds, what they act on, how they ended, and what a
+Reader keeps of the calls open (the agent is ``claude``; this module declares none)."""
+
+import re
+from sys import getsizeof
+
+from ndagent.model import READER_CALL_BYTES, Kept
+
+# Claude's tools by common kind (docs/model.md#tool-kinds-per-agent); ``mcp__SERVER__TOOL``
+# is mcp, and a tool outside the table keeps its own name as its kind.
+_KINDS = {
+    "Bash": "shell", "Read": "read", "NotebookRead": "read", "Write": "write", "Edit": "edit",
+    "MultiEdit": "edit", "NotebookEdit": "edit", "Glob": "glob", "Grep": "grep", "LS": "ls",
+    "WebFetch": "webFetch", "WebSearch": "webSearch", "TodoWrite": "updateTodos",
+    "TaskCreate": "updateTodos", "TaskUpdate": "updateTodos", "Task": "task", "Agent": "task",
+}
+# The API's own tools (``server_tool_use`` blocks).
+_SERVER_KINDS = {"web_search": "webSearch", "web_fetch": "webFetch"}
+
+# Where a call names what it acts on, in order.
+_TARGET_KEYS = ("file_path", "notebook_path", "command", "pattern", "url", "query")
+
+# How a tool_result with is_error true begins when permission was not given (the CLI
+# writes "... to use Bash", "... to write to PATH", "... to edit PATH"), when the user
+# refused the call, and when a shell command exited non-zero.
+_NOT_GRANTED = ("Claude requested permissions to ", "This command requires approval")
+_REFUSED = "The user doesn't want to proceed with this tool use"
+_EXIT_CODE = "Exit code "
+
+
+def kind_of(name, server=False):
+    """The common kind of a tool name."""
+    if name is None:
+        return "function"
+    if server:
+        return _SERVER_KINDS.get(name, name)
+    kind = _KINDS.get(name)
+    if kind is not None:
+        return kind
+    return "mcp" if name.startswith("mcp__") else name
+
+
+def target_of(kind, name, args):
+    """What a call acts on, for people: an MCP tool's name, else the first of its
+    path, command, pattern, url or query."""
+    if kind == "mcp":
+        return name
+    if args.__class__ is dict:
+        for key in _TARGET_KEYS:
+            value = args.get(key)
+            if value.__class__ is str:
+                return value
+    return None
+
+
+class Calls:
+    """What a Reader keeps of the calls of the run in hand (``_Run.calls`` and
+    ``errors``), where tool calls are needed; each in bounded memory (``Kept``)."""
+
+    def __init__(self, needed):
+        self.kept = (Kept(READER_CALL_BYTES, "the tool calls open at once",
+                          "the oldest are forgotten (their results name no tool)"),
+                     Kept(READER_CALL_BYTES, "the calls that ended in an error",
+                          "the oldest are forgotten (permission_denials cannot make "
+                          "them denied)")) if needed else (None, None)
+
+    def emptied(self):
+        for kept in self.kept:
+            if kept is not None:
+                kept.close()
+        return self.kept
+
+
+def keep_open(run, call_id, kind, name, item, out):
+    """Keep the kind and name of a call that starts, which its tool_result will not
+    tell, where calls are kept; a Note in ``out`` when the oldest must be forgotten."""
+    if call_id is not None and run.calls is not None:
+        run.calls.keep(call_id, (kind, name), getsizeof(name), item, out)
+
+
+def open_call(run, call_id):
+    """(kind, name) of the open call ``call_id``, which ends, or None."""
+    calls = run.calls
+    return None if call_id is None or calls is None else calls.complete(call_id)
+
+
+def outcome_of(block, kind):
+    """How a tool_result says its call ended (docs/model.md#outcomes-per-agent), as far as
+    known at the result: ``result.permission_denials`` comes only at the run's end."""
+    if block.get("is_error") is not True:
+        return "success"
+    text = _result_text(block.get("content"))
+    if text.startswith(_NOT_GRANTED) or _denied().search(text):
+        return "permissionDenied"
+    if text.startswith(_REFUSED):
+        return "rejected"
+    if kind == "shell" and text.startswith(_EXIT_CODE):
+        return "failure"
+    return "error"
+
+
+_DENIED = None
+
+
+def _denied():
+    global _DENIED
+    if _DENIED is None:
+        _DENIED = re.compile(r"Permission to use .+? has been denied")
+    return _DENIED
+
+
+def _result_text(content):
+    """The text of a tool_result's content: the string, or its first text block's."""
+    if content.__class__ is str:
+        return content
+    if content.__class__ is list:
+        for block in content:
+            if block.__class__ is dict and block.get("text").__class__ is str:
+                return block["text"]
+    return ""
