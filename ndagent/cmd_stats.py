@@ -4,7 +4,7 @@ import os
 from sys import getsizeof
 
 from ndagent import cli, inputs, options
-from ndagent.decoder import BadLine, Event, batches
+from ndagent.decoder import MAX_LINE, BadLine, Event, batches
 from ndagent.figures import (
     COMMAND_LIMIT,
     GROWTH,
@@ -27,6 +27,9 @@ SUMMARY = "print figures over many runs: outcomes, durations, tokens, cost, tool
 
 # --top's default.
 TOP = 10
+# --max-line's default with --merge: a partial of --by model over a million models,
+# or of the failed commands of a large archive, is one line of hundreds of megabytes.
+MERGE_MAX_LINE = 1 << 30
 
 DESCRIPTION = f"""\
 Read each FILE as a stream of its own (a run cut off at the end of one FILE is counted
@@ -142,10 +145,14 @@ class StatsCommand(Command):
             help="print a partial for --merge (one JSON object) instead of the figures")
         parser.add_argument(
             "--merge", action="store_true",
-            help="the FILEs are partials (of --partial): merge them")
+            help="the FILEs are partials (of --partial): merge them (the longest line "
+                 f"read is then {MERGE_MAX_LINE >> 30}G by default)")
+        parser.set_defaults(max_line=None)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
+        if args.max_line is None:
+            args.max_line = MERGE_MAX_LINE if args.merge else MAX_LINE
         self.by = args.by
         self.groups = {}  # group key -> Figures, in the order first seen
         # The runs counted with running totals as given ([key, index, group, usage,

@@ -216,3 +216,19 @@ def test_merge_of_any_split_is_stats_over_all(tmp_path_factory, runs, data):
 
     status, merged, _ = stats("never", partials, "--merge")
     assert status == 0 and merged == [whole]
+
+
+def test_merge_reads_a_partial_longer_than_the_default_line_limit():
+    """A partial of many groups is one long line: --merge reads what --partial wrote
+    beyond 64M (S5.2 of the review)."""
+    figures = {"runs": {"ok": 1, "failed": 0, "cutoff": 0}, "no_run": 0,
+               "duration_runs": 0, "duration_total": "0", "duration_range": None,
+               "histogram": [], "token_runs": 0, "tokens": {}, "cost_runs": 0,
+               "cost_total": "0", "tools": {}, "failed_commands": []}
+    groups = [[f"model-{number:02}" + "x" * (1 << 20), figures] for number in range(66)]
+    line = orjson.dumps({"ndagent-stats-partial": 2, "by": "model", "groups": groups,
+                         "openings": [], "totals": []}) + b"\n"
+    assert len(line) > 64 << 20
+    status, out, err = RUN("stats", line, "--merge", "--format", "tsv")
+    assert (status, err) == (0, b"")
+    assert out.count(b"\n") == 66
