@@ -114,10 +114,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def _attach_optional_values(parser, args):
-    """GNU's rule for an option whose value is optional (``nargs="?"``, as --color): it
-    takes a value only when attached (``--color=never``), so that a bare ``--color``
-    means its ``const`` and the word after it stays an argument (a FILE): argparse
-    alone took the FILE for the option's value."""
+    """An option whose value is optional (``nargs="?"``, as --color) takes the next
+    word as its value only when it is one of its choices (``--color never FILE``), or
+    an attached value (``--color=never``); else a bare ``--color`` means its ``const``
+    and the word after it stays an argument (a FILE): argparse alone took any word
+    after it for the option's value."""
     optional = {name: action for action in parser._actions
                 if action.nargs == "?" and action.option_strings
                 for name in action.option_strings}
@@ -125,21 +126,82 @@ def _attach_optional_values(parser, args):
         return args
     names = [name for name in parser._option_string_actions if name.startswith("--")]
     given = []
-    for index, arg in enumerate(args):
+    words = iter(enumerate(args))
+    for index, arg in words:
         if arg == "--":
             return given + args[index:]
-        name = arg
-        if arg.startswith("--") and arg not in optional and "=" not in arg:
-            found = [option for option in names if option.startswith(arg)]
-            if len(found) == 1:  # an abbreviation, as argparse allows
-                name = found[0]
+        name = _full_name(arg, names)
         action = optional.get(name)
-        given.append(arg if action is None else f"{name}={action.const}")
+        if action is None:
+            given.append(arg)
+            continue
+        following = args[index + 1] if index + 1 < len(args) else None
+        if following is not None and action.choices and following in action.choices:
+            next(words)
+            given.append(f"{name}={following}")
+        else:
+            given.append(f"{name}={action.const}")
     return given
+
+
+def _full_name(arg, names):
+    """The long option ``arg`` names, where it is a unique abbreviation of one of
+    ``names`` (as argparse allows); else ``arg`` (an attached value: no option here)."""
+    if not arg.startswith("--") or "=" in arg or arg in names:
+        return arg
+    found = [option for option in names if option.startswith(arg)]
+    return found[0] if len(found) == 1 else arg
+
+
+def split_command(argv, parsers):
+    """``(options, command)`` of a command line that runs a COMMAND, as timeout, nice
+    and env read theirs: the first word that is no option, nor an option's value,
+    begins COMMAND, and all that follows is its arguments; '--' may end the options.
+    ``parsers``: those whose options may come before COMMAND, which say which options
+    take a value (a word of its own, unless attached: ``--save=FILE``, ``-kshell``)."""
+    actions = {name: action for parser in parsers
+               for name, action in parser._option_string_actions.items()}
+    longs = [name for name in actions if name.startswith("--")]
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "--":
+            return argv[:index], argv[index + 1:]
+        if not arg.startswith("-") or arg == "-":
+            break
+        index += 1 + _value_words(actions, longs, arg, argv[index + 1:])
+    return argv[:index], argv[index:]
+
+
+def _value_words(actions, longs, arg, rest):
+    """How many words after the option ``arg`` are its value: 0 or 1.  ``actions``:
+    {option string: action}; ``longs``: the long ones, for abbreviations."""
+    if arg.startswith("--"):
+        action = actions.get(_full_name(arg, longs))
+        return 0 if action is None or "=" in arg else _takes(action, rest)
+    for at, char in enumerate(arg[1:], 2):  # short options together: -vq, -vk NAME, -kNAME
+        action = actions.get(f"-{char}")
+        if action is None:
+            return 0  # the parser reports it
+        if action.nargs != 0:
+            return 0 if at < len(arg) else _takes(action, rest)
+    return 0
+
+
+def _takes(action, rest):
+    """Whether the option of ``action``, given without a value attached, takes the next
+    word (``rest[0]``) as its value."""
+    if action.nargs == 0:
+        return 0
+    if action.nargs == "?":
+        return int(bool(rest) and bool(action.choices) and rest[0] in action.choices)
+    return 1
 
 
 # --color, in every command that colours its output: a bare --color is always, as in
 # GNU grep and ls; auto colours on a terminal, unless NO_COLOR is set or TERM is dumb.
+# WHEN is taken attached (--color=never) or as the next word (--color never), never a
+# word that is not one of them (a FILE).
 COLOR_CHOICES = ("auto", "always", "never")
 COLOR_ENVIRONMENT = {
     "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
@@ -152,8 +214,9 @@ def add_color_option(parser, what):
     parser.add_argument(
         "--color", nargs="?", choices=COLOR_CHOICES, const="always", default="auto",
         metavar="WHEN",
-        help=f"colour {what}: always (a bare --color), never, or auto (the default): when "
-             "standard output is a terminal, NO_COLOR is not set and TERM is not dumb")
+        help=f"colour {what}: WHEN is always (a bare --color too), never, or auto (the "
+             "default): when standard output is a terminal, NO_COLOR is not set and TERM is "
+             "not dumb; '--color never' and '--color=never' are the same")
 
 
 # --format: the same value name for the same output in every verb (ndjson: one JSON

@@ -1,0 +1,80 @@
+"""What a new user tries first, from the README and --help alone, does what it says
+(issue 26): a COMMAND after run's options without '--', --color WHEN, a directory as
+input, file names with several FILEs, one data format whatever standard output is, the
+normalised target in every tools format, one rule for the noise agents print."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run
+
+from ndagent import cmd_json, cmd_result, cmd_run, cmd_text, cmd_tools, options
+
+TESTS = Path(__file__).parent
+GOLDEN = TESTS / "golden"
+AGENT = TESTS / "fake_agents" / "agent.py"
+CLAUDE = GOLDEN / "claude" / "success-tools" / "input.ndjson"
+
+
+# run: the first word that is no option is COMMAND (as timeout, nice and env read theirs).
+
+def run_parsers():
+    return (cmd_run.build_parser(), *(module.build_parser() for module in
+                                      (cmd_json, cmd_result, cmd_text, cmd_tools)))
+
+
+@pytest.mark.parametrize(("argv", "before"), [
+    (["agent", "-p", "--show", "raw"], []),
+    (["--show", "text", "-v", "-k", "shell", "agent", "-p"], ["--show", "text", "-v", "-k",
+                                                               "shell"]),
+    (["--show", "tools", "-kshell", "--format", "tsv", "agent"], ["--show", "tools",
+                                                                  "-kshell", "--format",
+                                                                  "tsv"]),
+    (["--show=text", "-vk", "shell", "agent"], ["--show=text", "-vk", "shell"]),
+    (["--save", "run.ndjson", "--grace=1", "agent", "--save", "x"], ["--save", "run.ndjson",
+                                                                     "--grace=1"]),
+    (["--show", "text", "--color", "never", "agent"], ["--show", "text", "--color", "never"]),
+    (["--show", "text", "--color", "agent"], ["--show", "text", "--color"]),
+    (["--idle", "10m", "--", "-agent", "--", "x"], ["--idle", "10m"]),
+    (["--form", "tsv", "agent"], ["--form", "tsv"]),  # an abbreviation of the verb's
+])
+def test_run_s_command_begins_at_the_first_word_that_is_no_option(argv, before):
+    found = options.split_command(argv, run_parsers())
+    assert found == (before, argv[len(before) + (argv[len(before):][:1] == ["--"]):])
+
+
+def test_an_option_string_takes_a_value_in_every_verb_run_shows_or_in_none():
+    """split_command asks every shown verb's parser at once: an option that took a value
+    in one verb and none in another would make COMMAND begin elsewhere."""
+    takes = {}
+    for parser in run_parsers():
+        for name, action in parser._option_string_actions.items():
+            takes.setdefault(name, set()).add(action.nargs != 0)
+    assert {name: found for name, found in takes.items() if len(found) > 1} == {}
+
+
+def test_run_without_a_double_dash_runs_the_command_with_its_own_options(tmp_path):
+    agent = [sys.executable, AGENT, CLAUDE]
+    plain = run("run", "--show", "text", "-v", "--grace", "0.2", *agent, "--then", "exit")
+    dashed = run("run", "--show", "text", "-v", "--grace", "0.2", "--", *agent)
+    assert plain.returncode == dashed.returncode == 0, plain.stderr
+    assert plain.stdout == dashed.stdout == run("text", "-v", CLAUDE).stdout != b""
+    # Words after COMMAND that are run's options are COMMAND's.
+    shell = run("run", "sh", "-c", 'cat "$0"', CLAUDE, "--show", "raw")
+    assert shell.returncode == 0 and shell.stdout == run("result", CLAUDE).stdout
+
+
+# --color WHEN and --color=WHEN; a bare --color is always.
+
+@pytest.mark.parametrize(("argv", "color", "files"), [
+    (["--color", "never", "f"], "never", ["f"]),
+    (["--color=never", "f"], "never", ["f"]),
+    (["--col", "auto", "f"], "auto", ["f"]),
+    (["--color", "f"], "always", ["f"]),
+    (["f", "--color"], "always", ["f"]),
+    (["--color", "--", "never"], "always", ["never"]),
+])
+def test_color_takes_its_value_attached_or_as_the_next_word(argv, color, files):
+    args = cmd_text.build_parser().parse_args(argv)
+    assert (args.color, args.files) == (color, files)
