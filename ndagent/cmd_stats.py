@@ -61,10 +61,10 @@ cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
 
-Formats: text, for people, the default when standard output is a terminal; ndjson, one
-NDJSON object per record or group, the default otherwise; tsv, one row per record or
-group, the tool calls by status only and no failed commands (--header names the
-columns).
+Formats: text, for people, the default (wherever standard output goes: a script asks
+for --format ndjson or tsv); ndjson, one NDJSON object per record or group (always
+with --partial); tsv, one row per record or group, the tool calls by status only and
+no failed commands (--header names the columns).
 
 Big archives: -j N reads the FILEs in N processes (by default one per core, when they
 add up to {inputs.SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
@@ -129,7 +129,7 @@ class StatsCommand(Command):
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},
-            None, "text on a terminal, else ndjson")
+            None, "text; ndjson with --partial")
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
@@ -151,7 +151,7 @@ class StatsCommand(Command):
         self.progress = None
         form = args.format
         if form is None:
-            form = "ndjson" if args.partial or not out.terminal else "text"
+            form = "ndjson" if args.partial else "text"
         self.form = form
 
     # Reading.

@@ -3,11 +3,12 @@
 input, file names with several FILEs, one data format whatever standard output is, the
 normalised target in every tools format, one rule for the noise agents print."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import run
+from conftest import on_a_terminal, run
 
 from ndagent import cmd_json, cmd_result, cmd_run, cmd_text, cmd_tools, options
 
@@ -78,3 +79,18 @@ def test_run_without_a_double_dash_runs_the_command_with_its_own_options(tmp_pat
 def test_color_takes_its_value_attached_or_as_the_next_word(argv, color, files):
     args = cmd_text.build_parser().parse_args(argv)
     assert (args.color, args.files) == (color, files)
+
+
+# One data format per verb, whatever standard output is (colour and layout may differ).
+
+SAMPLE = TESTS / "fixtures" / "sample.ndjson"
+
+
+@pytest.mark.parametrize("verb", ["json", "result", "text", "tools", "validate", "stats"])
+def test_the_default_output_is_the_same_on_a_terminal_and_through_a_pipe(verb):
+    """No colour (NO_COLOR), no text a terminal shows otherwise (the fixture holds no
+    control character): the bytes are the same."""
+    environment = {**os.environ, "NO_COLOR": "1"}
+    piped = run(verb, SAMPLE, env=environment)
+    assert piped.stdout != b""
+    assert on_a_terminal(verb, SAMPLE, env=environment, status=piped.returncode) == piped.stdout
