@@ -49,8 +49,9 @@ VERB FILE' prints (in messages and records, the stream is FILE; without --save,
 <COMMAND>). That verb's own options go with run's, before COMMAND: 'ndagent run --show
 text -v AGENT ...'. As with timeout(1) and env(1), the first word that is no option
 (nor an option's value) is COMMAND and every word after it is COMMAND's; '--' may end
-run's options too, as in 'ndagent run -- -agent-with-a-dash'. --show raw prints the stream as it comes (on a terminal, control and
-invisible characters spelt out); --show none prints nothing.
+run's options too, as in 'ndagent run -- -agent-with-a-dash'. --show raw prints the
+stream as it comes (on a terminal, control and invisible characters spelt out); --show
+none prints nothing.
 
 A DURATION is a number of seconds, fractions allowed, or a number with a unit: 90s,
 10m, 1h, 0.5s. --idle 0 and --timeout 0 set no limit, as their defaults do.

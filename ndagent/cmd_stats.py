@@ -100,8 +100,9 @@ EXIT_STATUSES = (
     ("1", "an input is no agent's stream (or not the one --agent names), is not UTF-8\n"
           "text, or has a bad line under --strict"),
     ("2", "usage error, a FILE that cannot be read or that is the output file, a bad\n"
-          "partial (--merge), a worker process that died, output that cannot be\n"
-          "written, or no memory for a line (--max-line)"),
+          "partial (--merge), a worker process that died (then no figures are printed,\n"
+          "unless --keep-going), output that cannot be written, or no memory for a line\n"
+          "(--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
 )
 
@@ -136,6 +137,7 @@ class StatsCommand(Command):
             "--top", type=options.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
         options.add_jobs_option(parser)
+        options.add_keep_going_option(parser, "the figures (or the partial)")
         parser.add_argument(
             "--partial", action="store_true",
             help="print a partial for --merge (one JSON object) instead of the figures")
@@ -170,11 +172,16 @@ class StatsCommand(Command):
     def end_output(self):
         if self.progress is not None:
             self.progress.clear()
-        if self.args.merge and self.status == options.EXIT_USAGE:
-            return  # a partial refused or not read: figures without it would mislead
+        if self.by == "run":
+            return  # each record was printed with its run
+        if self.status == options.EXIT_USAGE and not self.args.keep_going:
+            # An input (or a partial) not read: figures without it would mislead.
+            self.say("error: no figures printed: an input was not read (--keep-going "
+                     "prints them without it)")
+            return
         if self.args.partial:
             self._write_partial()
-        elif self.by != "run":
+        else:
             self._write_groups()
 
     def _conflict(self):

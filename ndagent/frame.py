@@ -21,7 +21,7 @@ from ndagent.formats import Detector, OtherAgents
 from ndagent.model import CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
 from ndagent.selection import LateSelection, Selection
-from ndagent.sources import Part, source_name
+from ndagent.sources import STREAM_FILES, Part, source_name
 from ndagent.terminal import escape_controls, quote
 
 # VERB -> its Command class, filled as the classes are defined.
@@ -128,10 +128,24 @@ class Command:
         (``begin_output``, ``end_output``: never by a process that reads a share of the
         inputs) around the reading of the inputs (``read``).  The exit status."""
         self.begin_output()
-        self.read(list(self.args.files) or ["-"])
+        found = self.inputs()
+        if found:  # none: only directories that hold no stream (never standard input)
+            self.read(found)
         self.end_output()
         self.out.flush()
         return self.status
+
+    def inputs(self):
+        """The inputs to read: the FILEs, a directory's stream files in its place
+        (``inputs.expand``; one that holds none is a warning), or standard input when
+        there is no FILE."""
+        if not self.args.files:
+            return ["-"]
+        found, empty = inputs.expand(self.args.files)
+        for folder in empty:
+            self.warn(_Where(source_name(folder), None),
+                      f"no stream file in this directory ({STREAM_FILES})")
+        return found
 
     def read(self, inputs):
         """Read the inputs, the work shared among processes where it pays."""
@@ -230,8 +244,7 @@ class Command:
 
     def unreadable(self, item):
         self.all_read = False
-        where = item.source if item.line is None else f"{item.source}:{item.line}"
-        self.say(f"{where}: error: cannot read: {item.reason}")
+        self.say(f"{_place(item)}: error: cannot read: {item.reason}")
         # The OS's refusal is the user's to mend (status 2); text in another encoding
         # is a bad stream (status 1).
         self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
@@ -239,7 +252,7 @@ class Command:
     def error(self, where, text, once=None):
         """An error at ``where`` (anything with ``source`` and ``line``): status 1.
         Labelled as validate labels its diagnostics, so that grep ': error:' finds it."""
-        self.say(f"{where.source}:{where.line}: error: {text}", once)
+        self.say(f"{_place(where)}: error: {text}", once)
         self.status = max(self.status, EXIT_BAD_STREAM)
 
     def warn(self, where, text, once=None):
@@ -247,7 +260,7 @@ class Command:
         if self.strict:
             self.error(where, text, once)
         elif not self.quiet:
-            self.say(f"{where.source}:{where.line}: warning: {text}", once)
+            self.say(f"{_place(where)}: warning: {text}", once)
 
     def say(self, text, once=None):
         """One line on standard error, control characters spelt out; with ``once``, a
@@ -276,6 +289,12 @@ class Command:
         """Add to this command what the commands that read shares of its inputs found
         (their ``partial``, in order; none after a share whose reading stopped the
         rest: a part not read to its end, --strict)."""
+
+
+def _place(where):
+    """How a message names ``where``: FILE:LINE, or FILE alone (no line: a directory,
+    a FILE that could not be opened)."""
+    return where.source if where.line is None else f"{where.source}:{where.line}"
 
 
 # How many items of an input are held at most until its agent is told.

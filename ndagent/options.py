@@ -9,6 +9,7 @@ from ndagent import __version__
 from ndagent.decoder import MAX_LINE
 from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
 from ndagent.output import die_of_sigpipe, write_all, write_message
+from ndagent.sources import STREAM_FILES
 from ndagent.terminal import escape_controls
 
 # Without -j, the FILEs of a verb that reads each on its own are shared among
@@ -327,7 +328,9 @@ def command_parser(verb, summary, description, examples, converter=True,
     keep_parts(parser, summary, description, examples, exit_statuses)
     if files_help is not None:  # None: a command that reads no FILE (run)
         files = parser.add_argument("files", nargs="*", metavar="FILE",
-                                    help=f"{files_help}; gzip, bzip2 or xz: read decompressed")
+                                    help=f"{files_help}; gzip, bzip2 or xz: read "
+                                         "decompressed; a directory: the stream files below "
+                                         f"it ({STREAM_FILES}), in name order")
         files.complete = COMPLETE_FILES
     parser.add_argument(
         "--agent", choices=("auto", *names()), default="auto",
@@ -375,6 +378,16 @@ def keep_parts(parser, summary, description, examples, exit_statuses):
     parser.man_short_description = summary  # argparse-manpage's NAME line
     parser.help_parts = {"summary": summary, "description": description,
                          "examples": examples, "exit_statuses": exit_statuses}
+
+
+def add_keep_going_option(parser, what):
+    """``--keep-going``, for a verb whose output adds up all its inputs (``what``): by
+    default it prints nothing when an input could not be read, as figures without it
+    would mislead."""
+    parser.add_argument(
+        "--keep-going", action="store_true",
+        help=f"print {what} even when an input could not be read (status 2 still): by "
+             "default they are not printed then, as they would leave it out silently")
 
 
 def add_jobs_option(parser):

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import on_a_terminal, run
 
@@ -94,3 +95,56 @@ def test_the_default_output_is_the_same_on_a_terminal_and_through_a_pipe(verb):
     piped = run(verb, SAMPLE, env=environment)
     assert piped.stdout != b""
     assert on_a_terminal(verb, SAMPLE, env=environment, status=piped.returncode) == piped.stdout
+
+
+# A directory as input: the stream files below it, in name order, as rg lists them.
+
+def a_folder_of_logs(root):
+    """logs/ with streams at two depths, one compressed, and files that are none; the
+    streams in the order they are read."""
+    import gzip
+
+    logs = root / "logs"
+    (logs / "b").mkdir(parents=True)
+    (logs / "a.d").mkdir()
+    streams = [(logs / "a.d" / "codex.jsonl.gz", GOLDEN / "codex" / "command-success"),
+               (logs / "a.ndjson", GOLDEN / "cursor" / "sample"),
+               (logs / "b" / "claude.json", GOLDEN / "claude" / "success-tools")]
+    for path, case in streams:
+        data = (case / "input.ndjson").read_bytes()
+        path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    (logs / "notes.txt").write_text("not a stream\n")
+    (logs / "b" / "run.ndjson.orig").write_text("not a stream either\n")
+    return logs, [path for path, _ in streams]
+
+
+def test_a_directory_is_read_as_its_stream_files_in_name_order(tmp_path):
+    logs, streams = a_folder_of_logs(tmp_path)
+    for verb in ("text", "tools", "validate"):
+        whole = run(verb, logs)
+        assert whole.returncode == 0, whole.stderr
+        assert whole.stdout == run(verb, *streams).stdout != b""
+    stats = run("stats", "--format", "ndjson", logs)
+    assert stats.returncode == 0 and orjson.loads(stats.stdout)["runs"]["ok"] == 3
+
+
+def test_a_directory_without_streams_is_a_warning_and_standard_input_is_not_read(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = run("json", tmp_path / "empty", input=(SAMPLE).read_bytes())
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert done.stderr == (f"ndagent-json: {tmp_path}/empty: warning: no stream file in this "
+                           "directory (*.ndjson, *.jsonl, *.json, maybe ending .gz, .bz2 or "
+                           ".xz)\n").encode()
+
+
+def test_figures_are_not_printed_without_an_input_that_could_not_be_read(tmp_path):
+    logs, _ = a_folder_of_logs(tmp_path)
+    (logs / "gone.ndjson").symlink_to(tmp_path / "nowhere")
+    done = run("stats", logs)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.splitlines()[-1] == (b"ndagent-stats: error: no figures printed: an "
+                                            b"input was not read (--keep-going prints them "
+                                            b"without it)")
+    going = run("stats", "--keep-going", "--format", "ndjson", logs)
+    assert going.returncode == 2 and orjson.loads(going.stdout)["runs"]["ok"] == 3
+    assert run("stats", "--partial", logs).stdout == b""

@@ -105,11 +105,11 @@ def messages(done):
 
 
 @pytest.mark.parametrize("verb", VERBS)
-def test_a_missing_file_or_a_directory_is_one_message(verb, tmp_path):
-    for name, reason in ((tmp_path / "nope.ndjson", MISSING), (tmp_path, "Is a directory")):
-        done = run(verb, name)
-        assert (done.returncode, done.stdout) == (2, b"")
-        assert messages(done) == [f"ndagent-{verb}: {name}: error: cannot read: {reason}"]
+def test_a_missing_file_is_one_message(verb, tmp_path):
+    name = tmp_path / "nope.ndjson"
+    done = run(verb, name)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert messages(done) == [f"ndagent-{verb}: {name}: error: cannot read: {MISSING}"]
 
 
 @pytest.mark.parametrize("verb", VERBS)
