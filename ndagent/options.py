@@ -380,6 +380,29 @@ def keep_parts(parser, summary, description, examples, exit_statuses):
                          "examples": examples, "exit_statuses": exit_statuses}
 
 
+def add_filename_options(parser):
+    """``-H``/``--with-filename`` and ``--no-filename``, as grep's: whether each line
+    begins with the FILE it came from (``with_filename``: None until
+    ``resolve_filename``)."""
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument(
+        "-H", "--with-filename", dest="with_filename", action="store_const", const=True,
+        help="begin each line with the FILE it came from and a colon ('<stdin>' for "
+             "standard input): the default with several FILEs or a directory")
+    names.add_argument(
+        "--no-filename", dest="with_filename", action="store_const", const=False,
+        help="never begin a line with its FILE: the default with one FILE")
+
+
+def resolve_filename(args):
+    """Set ``args.with_filename`` where neither option says: on with several FILEs or a
+    directory, as grep -r does."""
+    if args.with_filename is None:
+        files = args.files
+        args.with_filename = len(files) > 1 or any(
+            name != "-" and os.path.isdir(name) for name in files)
+
+
 def add_keep_going_option(parser, what):
     """``--keep-going``, for a verb whose output adds up all its inputs (``what``): by
     default it prints nothing when an input could not be read, as figures without it

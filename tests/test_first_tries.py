@@ -148,3 +148,26 @@ def test_figures_are_not_printed_without_an_input_that_could_not_be_read(tmp_pat
     going = run("stats", "--keep-going", "--format", "ndjson", logs)
     assert going.returncode == 2 and orjson.loads(going.stdout)["runs"]["ok"] == 3
     assert run("stats", "--partial", logs).stdout == b""
+
+
+# -H/--with-filename, --no-filename: text's lines say the FILE they came from, as grep's.
+
+def test_text_names_the_file_of_each_line_with_several_files(tmp_path):
+    logs, streams = a_folder_of_logs(tmp_path)
+    cursor, claude = streams[1], streams[2]
+    alone = {path: run("text", "-v", path).stdout.splitlines() for path in (cursor, claude)}
+    both = run("text", "-v", cursor, claude).stdout.splitlines()
+    assert both == [f"{path}:".encode() + line for path in (cursor, claude)
+                    for line in alone[path]]
+    assert run("text", "-v", "--no-filename", cursor, claude).stdout.splitlines() == [
+        *alone[cursor], *alone[claude]]
+    assert run("text", "-v", "-H", cursor).stdout.splitlines() == [
+        f"{cursor}:".encode() + line for line in alone[cursor]]
+    assert run("text", "-H", "-", input=cursor.read_bytes()).stdout.startswith(b"<stdin>:")
+    # A directory names its files, even with one file in it; so does each line of a final
+    # message.
+    assert run("text", "-v", claude.parent).stdout.splitlines() == [
+        f"{claude}:".encode() + line for line in alone[claude]]
+    final = run("text", "--final", cursor, claude).stdout.decode().splitlines()
+    assert len(final) > 2 and all(line.startswith((f"{cursor}:", f"{claude}:"))
+                                  for line in final)
