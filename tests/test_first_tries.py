@@ -171,3 +171,32 @@ def test_text_names_the_file_of_each_line_with_several_files(tmp_path):
     final = run("text", "--final", cursor, claude).stdout.decode().splitlines()
     assert len(final) > 2 and all(line.startswith((f"{cursor}:", f"{claude}:"))
                                   for line in final)
+
+
+# tools: one format holds everything, the normalised target in NDJSON, where each call
+# began in TSV.
+
+CASES = sorted(path.parent for path in GOLDEN.glob("*/*/input.ndjson")
+               if path.parts[-3] in ("cursor", "claude", "codex", "gemini"))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: f"{case.parent.name}/{case.name}")
+def test_tools_ndjson_and_tsv_hold_the_same_target_source_and_line(case, call):
+    path = case / "input.ndjson"
+    found = [orjson.loads(line) for line in call(cmd_tools.main, "-q", path)[1].splitlines()]
+    rows = call(cmd_tools.main, "-q", "--format", "tsv", "--header", path)[1].decode()
+    header, *rows = [row.split("\t") for row in rows.splitlines()]
+    assert header[-2:] == ["source", "line"]
+    assert [(row[3], row[-2], row[-1]) for row in rows] == [
+        (record["target"] or "", record["source"], str(record["line"])) for record in found]
+
+
+def test_an_edit_s_target_is_its_path_for_every_agent():
+    """The issue's recipe: '-k edit,write | jq -r .target' gives each path (.args.path was
+    null for Claude's file_path and Codex's changes[].path)."""
+    for case in ("claude/success-tools", "codex/file-change-add", "cursor/shapes"):
+        path = GOLDEN / case / "input.ndjson"
+        found = [orjson.loads(line) for line in
+                 run("tools", "-q", "-k", "edit,write", path).stdout.splitlines()]
+        assert found and all(isinstance(record["target"], str) and record["target"]
+                             for record in found), case
