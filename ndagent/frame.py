@@ -235,12 +235,16 @@ class Command:
         self.bad_line(event)
 
     def bad_line(self, bad):
-        """A line that is not a JSON object: skipped with a warning, or the end of the
-        stream under ``--strict``."""
+        """A line that is not a JSON object: skipped with a warning (one the agent's CLI
+        is known to write, noise, says so, with the check validate names it by), or the
+        end of the stream under ``--strict``."""
+        message = bad.message
+        if self.format.is_noise(bad):
+            message = f"{noise_message(bad)} [noise]"
         if self.strict:
-            self.error(bad, bad.message)
+            self.error(bad, message)
             raise _Stop(EXIT_BAD_STREAM)
-        self.warn(bad, "skipped: " + bad.message)
+        self.warn(bad, "skipped: " + message)
 
     def unreadable(self, item):
         self.all_read = False
@@ -291,6 +295,12 @@ class Command:
         rest: a part not read to its end, --strict)."""
 
 
+def noise_message(bad):
+    """What is said of a bad line that is noise (``Format.is_noise``)."""
+    start = quote(bad.start.decode("utf-8", "replace"))
+    return f'noise the agent writes besides its stream: "{start}"'
+
+
 def _place(where):
     """How a message names ``where``: FILE:LINE, or FILE alone (no line: a directory,
     a FILE that could not be opened)."""
@@ -317,6 +327,7 @@ class _OtherAgent:
 
     __slots__ = ("source", "line", "message")
     cut_off = False
+    start = b""  # no line of text: never noise
 
     def __init__(self, event, other, module):
         self.source = event.source

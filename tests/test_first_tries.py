@@ -12,6 +12,7 @@ import pytest
 from conftest import on_a_terminal, run
 
 from ndagent import cmd_json, cmd_result, cmd_run, cmd_text, cmd_tools, options
+from ndagent.formats import all_formats
 
 TESTS = Path(__file__).parent
 GOLDEN = TESTS / "golden"
@@ -200,3 +201,47 @@ def test_an_edit_s_target_is_its_path_for_every_agent():
                  run("tools", "-q", "-k", "edit,write", path).stdout.splitlines()]
         assert found and all(isinstance(record["target"], str) and record["target"]
                              for record in found), case
+
+
+# One rule for the lines that are not JSON, in every verb and for every agent: the noise
+# its format declares is a warning of its own check; any other such line is an error
+# in validate.
+
+SUCCESS = {"cursor": "sample", "claude": "success-tools", "codex": "command-success",
+           "gemini": "tool-success"}
+NOISE = [(module.name, start) for module in all_formats() for start in module.noise_lines]
+
+
+def with_line(tmp_path, agent, line):
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(line + b"\n" + (GOLDEN / agent / SUCCESS[agent] / "input.ndjson")
+                     .read_bytes())
+    return path
+
+
+def test_every_agent_but_codex_declares_its_noise():
+    assert {agent for agent, _ in NOISE} == {"cursor", "claude", "gemini"}
+
+
+@pytest.mark.parametrize(("agent", "start"), NOISE)
+def test_known_noise_is_a_warning_of_its_own_check_in_every_verb(tmp_path, agent, start):
+    path = with_line(tmp_path, agent, start + b" and more")
+    checked = run("validate", path)
+    assert checked.returncode == 0, checked.stdout
+    assert checked.stdout.startswith(f"{path}:1: warning: noise the agent writes besides "
+                                     f"its stream: ".encode())
+    assert b" [noise]\n" in checked.stdout
+    for verb in ("json", "result", "text", "tools", "stats"):
+        done = run(verb, path)
+        assert done.returncode == 0, (verb, done.stderr)
+        assert done.stderr.startswith(f"ndagent-{verb}: {path}:1: warning: skipped: noise "
+                                      .encode()) and done.stderr.endswith(b" [noise]\n")
+
+
+@pytest.mark.parametrize("agent", SUCCESS)
+def test_a_line_that_is_no_known_noise_is_an_error_in_validate(tmp_path, agent):
+    path = with_line(tmp_path, agent, b"Segmentation fault")
+    checked = run("validate", path)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(f"{path}:1: error: not JSON: ".encode())
+    assert b" [json]\n" in checked.stdout
