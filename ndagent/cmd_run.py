@@ -56,8 +56,8 @@ none prints nothing.
 A DURATION is a number of seconds, fractions allowed, or a number with a unit: 90s,
 10m, 1h, 0.5s. --idle 0 and --timeout 0 set no limit, as their defaults do.
 
-COMMAND's output is read as the other commands read a FILE: its agent is told from
-its first objects, or named by --agent."""
+COMMAND's output is read as the other commands read a FILE: its agent is detected
+from its first objects, or named by --agent."""
 
 EXAMPLES = """\
   # the answer as it arrives; if the agent has not exited 5 s (the default --grace)
@@ -186,7 +186,7 @@ class RunCommand(Command):
         try:
             error = agent.start()
             if error is not None:
-                self.say(f"{agent.label}: cannot run: {error.strerror or error}")
+                self.say(f"{agent.label}: error: cannot run: {error.strerror or error}")
                 return EXIT_NOT_FOUND if isinstance(error, FileNotFoundError) else EXIT_CANNOT_RUN
             shown = self.shown_command(agent)
             try:
@@ -208,12 +208,12 @@ class RunCommand(Command):
             return None
         output = output_file(1)
         if output is not None and is_output(path, output):
-            self.say(f"{path}: the --save file is the output file")
+            self.say(f"{path}: error: the --save file is the output file")
             return False
         try:
             return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         except OSError as error:
-            self.say(f"{path}: cannot write: {error.strerror or error}")
+            self.say(f"{path}: error: cannot write: {error.strerror or error}")
             return False
 
     def shown_command(self, agent):
@@ -240,7 +240,7 @@ class RunCommand(Command):
         code = agent.process.returncode
         if agent.exited_on_its_own and code:
             how = f"exited with status {code}" if code > 0 else f"died of signal {-code}"
-            self.say(f"{agent.label}: {how}")
+            self.say(f"{agent.label}: error: {how}")
             status = max(status, options.EXIT_BAD_STREAM)
         if agent.save_failed:
             status = max(status, options.EXIT_USAGE)

@@ -24,7 +24,7 @@ progressive form ('Reading file', 'Running terminal command', 'Using tool'), so 
 long call shows at once; at the end of a run (one cut off, say), each call still open
 gets a line of its own, its action in the progressive form and ' (pending)'.
 
-Every agent's tools are told by the same kinds (which of its tools is which, below); a
+Every agent's tools are named by the same kinds (which of its tools is which, below); a
 tool of no kind keeps its own name and prints 'Used tool'.
 
 With several FILEs or a directory, each line begins with the FILE it came from and a

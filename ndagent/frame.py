@@ -475,7 +475,7 @@ def _read_files(command, names, jobs, progress):
 def _run(command, work_shares, jobs, taken):
     """Run the shares in processes (ndagent.engine); a process that died is said."""
     if not engine.run(work_shares, jobs, command.out, _share_reader(command), taken):
-        command.say("a worker process died (killed? out of memory?): some FILEs were not "
+        command.say("error: a worker process died (killed? out of memory?): some FILEs were not "
                     "read")
         command.status = max(command.status, EXIT_USAGE)
         command.stopped = True

@@ -275,15 +275,16 @@ def agents_help():
                  if found is not None else "it is reported")
     other = f"a {formats[-1].name} event in a {formats[0].name} stream"
     return _fill(
-        f"Agents: each FILE (and standard input) is read as the stream of the agent that "
-        f"its first JSON objects tell, by their keys and values: {listing}; objects before "
+        f"Agents: each FILE (and standard input) is read as the stream of the agent "
+        f"detected from its first JSON objects, by their keys and values: {listing}; objects "
+        f"before "
         f"the first decisive one are held and handled after it. With none in "
         f"{DETECT_OBJECTS} objects or in the whole input, {otherwise}, 'not an agent "
         f"stream', and not read (status 1); so is an agent's json output rather than its "
         f"stream (an array of objects, or a lone '{{' or '[' line, and no decisive "
         f"object): 'json output, not stream-json'. --agent NAME names the agent instead: "
         f"an input of another agent is reported and not read (status 1). Once the agent "
-        f"is told, an object of another agent is a bad line, '{other}': skipped with a "
+        f"is detected, an object of another agent is a bad line, '{other}': skipped with a "
         f"warning (an error in validate), wherever a line is decoded: every line in "
         f"validate and under --strict, else the lines that may hold an event the command "
         f"needs.")
@@ -334,8 +335,8 @@ def command_parser(verb, summary, description, examples, converter=True,
         files.complete = COMPLETE_FILES
     parser.add_argument(
         "--agent", choices=("auto", *names()), default="auto",
-        help="the agent whose stream each FILE is: auto (the default) tells it from the "
-             "first objects of each FILE: " + ", ".join(names()))
+        help="the agent whose stream each FILE is: auto (the default) detects it from "
+             "the first objects of each FILE: " + ", ".join(names()))
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "

@@ -245,3 +245,35 @@ def test_a_line_that_is_no_known_noise_is_an_error_in_validate(tmp_path, agent):
     assert checked.returncode == 1
     assert checked.stdout.startswith(f"{path}:1: error: not JSON: ".encode())
     assert b" [json]\n" in checked.stdout
+
+
+# Messages: every one of run's own is labelled, so that grep ': error:' finds them.
+
+CURSOR = GOLDEN / "cursor" / "vendor-example" / "input.ndjson"
+
+
+@pytest.mark.parametrize(("argv", "label"), [
+    (["--idle", "0.3", sys.executable, AGENT, CURSOR, "--lines", "3", "--then", "hang"],
+     "error"),
+    (["--timeout", "0.3", sys.executable, AGENT, CURSOR, "--lines", "3", "--then", "hang"],
+     "error"),
+    (["--grace", "0.2", sys.executable, AGENT, CURSOR, "--then", "hang"], "warning"),
+    (["--idle", "0.2", "--grace", "1", sys.executable, AGENT, CURSOR, "--then", "hang"],
+     "warning"),
+    ([sys.executable, AGENT, CURSOR, "--status", "3"], "error"),
+    (["/nonexistent/agent"], "error"),
+    (["--save", "/nonexistent/run.ndjson", "true"], "error"),
+])
+def test_run_s_own_messages_are_labelled(argv, label):
+    done = run("run", *argv)
+    said = done.stderr.decode().splitlines()
+    assert said and all(line.startswith("ndagent-run: ") for line in said)
+    assert any(f": {label}: " in line for line in said), said
+    assert all(": error: " in line or ": warning: " in line for line in said), said
+
+
+def test_messages_say_detected_and_case_insensitive():
+    for verb in ("json", "result", "text", "tools", "validate", "stats", "run"):
+        text = run(verb, "--help").stdout.decode()
+        assert " told" not in text and "in any case" not in text, verb
+    assert "case-insensitive" in run("tools", "--help").stdout.decode()

@@ -257,7 +257,7 @@ def test_the_agent_is_ended_when_the_reader_of_the_output_goes_away(tmp_path):
 def test_a_command_that_cannot_be_run(tmp_path, call):
     missing = run("run", "--", tmp_path / "no-such-agent")
     assert missing.returncode == 127
-    assert missing.stderr == (f"ndagent-run: {tmp_path}/no-such-agent: cannot run: "
+    assert missing.stderr == (f"ndagent-run: {tmp_path}/no-such-agent: error: cannot run: "
                               "No such file or directory\n").encode()
     script = tmp_path / "agent"
     script.write_text("#!/bin/sh\n")  # not executable
