@@ -277,3 +277,16 @@ def test_messages_say_detected_and_case_insensitive():
         text = run(verb, "--help").stdout.decode()
         assert " told" not in text and "in any case" not in text, verb
     assert "case-insensitive" in run("tools", "--help").stdout.decode()
+
+
+# result --live: the way to watch agents whose answer comes at the run's end, never a
+# default (what it prints is more than the answer).
+
+def test_result_prints_the_answer_on_a_terminal_too_and_live_the_interim_texts():
+    claude = GOLDEN / "claude" / "several-runs" / "input.ndjson"
+    piped = run("result", claude).stdout
+    assert on_a_terminal("result", claude) == piped
+    live = run("result", "--live", claude).stdout
+    assert len(live) > len(piped) and piped.strip().splitlines()[-1] in live
+    text = run("result", "--help").stdout.decode()
+    assert "ndagent result --live" in text and "known only at its end" in text
