@@ -290,3 +290,59 @@ def test_result_prints_the_answer_on_a_terminal_too_and_live_the_interim_texts()
     assert len(live) > len(piped) and piped.strip().splitlines()[-1] in live
     text = run("result", "--help").stdout.decode()
     assert "ndagent result --live" in text and "known only at its end" in text
+
+
+# make install without pipx: a virtual environment of its own, its commands and man pages
+# linked (pip --user is refused where Python is externally managed: Debian 12, Ubuntu
+# 23.04 on).  A fake python3 stands for the real one: the test needs no network.
+
+FAKE_PYTHON = """#!/bin/sh
+# python3 -m venv --clear DIR: DIR/bin/python, whose 'pip install' leaves what an install
+# of ndagent leaves; anything else (pip --user) fails.
+[ "$1 $2 $3" = "-m venv --clear" ] && [ -n "$FAKE_VENV_WORKS" ] || exit 1
+mkdir -p "$4/bin"
+printf '%s\\n' '#!/bin/sh' 'here=$(dirname "$0")' 'mkdir -p "$here/../share/man/man1"' \\
+  'touch "$here/ndagent" "$here/ndagent-json" "$here/../share/man/man1/ndagent.1"' \\
+  > "$4/bin/python"
+chmod +x "$4/bin/python"
+"""
+
+
+def make_install(tmp_path, venv_works):
+    import shutil
+    import subprocess
+
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make")
+    tools = tmp_path / "tools"  # a PATH with no pipx, whatever this machine has
+    tools.mkdir()
+    for tool in ("mkdir", "ln", "dirname", "touch", "chmod"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    python = tmp_path / "python3"
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    environment = {"PATH": str(tools), "HOME": str(tmp_path)}
+    if venv_works:
+        environment["FAKE_VENV_WORKS"] = "1"
+    return subprocess.run([make, "--no-print-directory", "install", f"PYTHON={python}",
+                           f"PREFIX={tmp_path / 'prefix'}"], cwd=TESTS.parent,
+                          env=environment, capture_output=True, timeout=60, text=True)
+
+
+def test_make_install_without_pipx_links_the_commands_of_a_venv_of_its_own(tmp_path):
+    done = make_install(tmp_path, venv_works=True)
+    assert done.returncode == 0, done.stderr
+    prefix = tmp_path / "prefix"
+    venv = prefix / "share" / "ndagent" / "venv"
+    assert (prefix / "bin" / "ndagent").resolve() == venv / "bin" / "ndagent"
+    assert (prefix / "bin" / "ndagent-json").resolve() == venv / "bin" / "ndagent-json"
+    assert (prefix / "share" / "man" / "man1" / "ndagent.1").resolve() == (
+        venv / "share" / "man" / "man1" / "ndagent.1")
+
+
+def test_make_install_that_cannot_says_in_one_line_what_to_do(tmp_path):
+    done = make_install(tmp_path, venv_works=False)
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.startswith("make install:")]
+    assert len(said) == 1 and "install pipx (apt install pipx) or" in said[0]
