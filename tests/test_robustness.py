@@ -227,10 +227,10 @@ def test_input_with_no_event_is_an_error(verb, data):
     assert done.returncode == 1
     message = b"no events: the agent printed nothing, or failed before it began"
     if verb == "validate":
-        errors = 2 if b"Update" in data else 1  # the banner is a bad line too
+        noise = int(b"Update" in data)  # Cursor's banner: a warning of its own
         assert done.stdout.splitlines()[-2:] == [
             b"<stdin>:1: error: " + message + b" [no-run]",
-            b"<stdin>: 0 events, 0 runs, %d errors, 0 warnings" % errors]
+            b"<stdin>: 0 events, 0 runs, 1 errors, %d warnings" % noise]
     else:
         assert done.stdout == b""
         assert done.stderr.splitlines()[-1] == \
