@@ -128,14 +128,14 @@ class Command:
         (``begin_output``, ``end_output``: never by a process that reads a share of the
         inputs) around the reading of the inputs (``read``).  The exit status."""
         self.begin_output()
-        found = self.inputs()
+        found = self.input_names()
         if found:  # none: only directories that hold no stream (never standard input)
             self.read(found)
         self.end_output()
         self.out.flush()
         return self.status
 
-    def inputs(self):
+    def input_names(self):
         """The inputs to read: the FILEs, a directory's stream files in its place
         (``inputs.expand``; one that holds none is a warning), or standard input when
         there is no FILE."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import on_a_terminal, run
+from conftest import InProcess, on_a_terminal, run
 
 from ndagent import cmd_json, cmd_result, cmd_run, cmd_text, cmd_tools, options
 from ndagent.formats import all_formats
@@ -210,6 +210,7 @@ def test_an_edit_s_target_is_its_path_for_every_agent():
 SUCCESS = {"cursor": "sample", "claude": "success-tools", "codex": "command-success",
            "gemini": "tool-success"}
 NOISE = [(module.name, start) for module in all_formats() for start in module.noise_lines]
+IN_PROCESS = InProcess()
 
 
 def with_line(tmp_path, agent, line):
@@ -226,16 +227,15 @@ def test_every_agent_but_codex_declares_its_noise():
 @pytest.mark.parametrize(("agent", "start"), NOISE)
 def test_known_noise_is_a_warning_of_its_own_check_in_every_verb(tmp_path, agent, start):
     path = with_line(tmp_path, agent, start + b" and more")
-    checked = run("validate", path)
-    assert checked.returncode == 0, checked.stdout
-    assert checked.stdout.startswith(f"{path}:1: warning: noise the agent writes besides "
-                                     f"its stream: ".encode())
-    assert b" [noise]\n" in checked.stdout
+    status, out, _ = IN_PROCESS("validate", b"", path)
+    assert status == 0, out
+    assert out.startswith(f"{path}:1: warning: noise the agent writes besides its stream: "
+                          .encode()) and b" [noise]\n" in out
     for verb in ("json", "result", "text", "tools", "stats"):
-        done = run(verb, path)
-        assert done.returncode == 0, (verb, done.stderr)
-        assert done.stderr.startswith(f"ndagent-{verb}: {path}:1: warning: skipped: noise "
-                                      .encode()) and done.stderr.endswith(b" [noise]\n")
+        status, _, err = IN_PROCESS(verb, b"", path)
+        assert status == 0, (verb, err)
+        assert err.startswith(f"ndagent-{verb}: {path}:1: warning: skipped: noise ".encode())
+        assert err.endswith(b" [noise]\n")
 
 
 @pytest.mark.parametrize("agent", SUCCESS)
