@@ -1,6 +1,7 @@
 """Shared test helpers: fixtures on disk, the installed commands, in-process runs."""
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -10,6 +11,11 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The tests of Ctrl-C send SIGINT to the commands they start, which inherit what it
+# does here: a test run started in the background (``make test &``) has it ignored.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 BIN = Path(sys.executable).parent
 
@@ -228,3 +234,4 @@ def run_of(*events):
 
 
 os.environ.pop("NO_COLOR", None)
+
