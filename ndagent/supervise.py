@@ -245,12 +245,17 @@ class Agent:
                 readable = True
             else:
                 self._take_signals()
+        self._collect()
+        return readable
+
+    def _collect(self):
+        """Note the agent's exit, and collect the processes that came back to this one
+        and ended (their group is gone only once they are: as PID 1, or a subreaper)."""
         if self.exited_at is None and self.process.poll() is not None:
             self.exited_at = time.monotonic()
             self.exited_on_its_own = self.signalled_at is None
         if self.children_before is not None:
-            _reap(self.children_before | {self.process.pid})
-        return readable
+            _reap(self.children_before | {self.process.pid}, self.process.pid)
 
     def _next(self, now):
         """The next rule to act on: (when, method), or (None, None) while the agent
@@ -346,7 +351,8 @@ class Agent:
         if self.pipe is not None:
             self._close_output()
         if self.children_before is not None:
-            _end_orphans(self.children_before | {self.process.pid}, self.grace)
+            _end_orphans(self.children_before | {self.process.pid}, self.process.pid,
+                         self.grace)
         self.done = True
 
     def _signal(self, signum):
@@ -363,6 +369,9 @@ class Agent:
             received = os.read(self.wakeup[0], 512)
         except BlockingIOError:
             return
+        # SIGCHLD's byte is taken here, wherever ndagent waits (also for its reader):
+        # the exit it tells is noted now, or it would be noticed only at a rule's time.
+        self._collect()
         for signum in received:
             if signum not in PASSED_ON:
                 continue
@@ -399,18 +408,22 @@ def _adopt_orphans(adopt=True):
         return False
 
 
-def _reap(kept):
+def _reap(kept, group):
     """Collect the children that have ended, but those ``kept`` (the agent, whose status
     Popen takes, and the children this process had before it): orphans that came back
-    to this process would otherwise be zombies that keep their group alive."""
-    while True:
-        try:
-            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return
-        if found is None or found.si_pid in kept:
-            return
-        os.waitpid(found.si_pid, 0)
+    to this process would otherwise be zombies that keep their group alive.  waitid
+    tells one ended child at a time, and one that is kept stops the search: the
+    agent's ``group`` is searched again on its own, past a kept child of another
+    group."""
+    for kind, among in ((os.P_ALL, 0), (os.P_PGID, group)):
+        while True:
+            try:
+                found = os.waitid(kind, among, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                break
+            if found is None or found.si_pid in kept:
+                break
+            os.waitpid(found.si_pid, 0)
 
 
 def _children():
@@ -430,9 +443,9 @@ def _children():
     return [int(pid) for pid, parent in pairs if parent == mine and pid != str(lister.pid)]
 
 
-def _end_orphans(kept, grace):
+def _end_orphans(kept, group, grace):
     """End the processes that came back to this one, but those ``kept`` (SIGTERM, then
-    SIGKILL ``grace`` later), and collect them."""
+    SIGKILL ``grace`` later), and collect them (``group``: the agent's)."""
     orphans = [pid for pid in _children() or () if pid not in kept]
     for signum in (signal.SIGTERM, signal.SIGKILL):
         for pid in orphans:
@@ -442,10 +455,10 @@ def _end_orphans(kept, grace):
                 pass
         deadline = time.monotonic() + grace
         while orphans and time.monotonic() < deadline:
-            _reap(kept)
+            _reap(kept, group)
             orphans = [pid for pid in orphans if _alive(pid)]
             time.sleep(POLL)
-    _reap(kept)
+    _reap(kept, group)
 
 
 def _alive(pid):

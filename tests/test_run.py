@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,97 @@ def test_a_process_holding_the_output_after_the_run_is_ended_at_once(tmp_path):
     done, saved = run_agent(tmp_path, ["--grace", "0.2", "-q"], CURSOR, "--grandchild")
     assert (done.returncode, done.stderr) == (0, b"")
     assert saved == CURSOR.read_bytes()
+
+
+# A PID namespace of its own for a command (Linux): there it is PID 1.
+UNSHARE = ["unshare", "--pid", "--fork", "--kill-child"]
+
+
+def unshare_works():
+    """Whether this process may start one in a PID namespace of its own (root, or
+    unprivileged user namespaces): there it is PID 1, as in a container without an
+    init."""
+    try:
+        return subprocess.run([*UNSHARE, "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def full_pipe():
+    """A pipe (read end, write end) whose buffer is full: a writer waits for a read."""
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(writer, b"x" * 4096)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(writer, b"x")
+    os.set_blocking(writer, True)
+    return reader, writer
+
+
+@pytest.mark.parametrize("wrapper", [
+    [], pytest.param(UNSHARE, id="pid1"),
+    pytest.param([*UNSHARE, "--mount-proc"], id="pid1-own-proc")])
+def test_the_agent_s_exit_is_noticed_while_a_process_holds_its_output(tmp_path, wrapper):
+    """The agent exits after its run, a process it started still holding its output:
+    the rest of its group is ended at once, not a --grace later, also when the agent
+    exits while ndagent waits for its reader to read, and when ndagent is PID 1 (in a
+    container without an init) and the ended processes come back to it as zombies (a
+    group is gone only once they are collected)."""
+    if wrapper and not (sys.platform.startswith("linux") and unshare_works()):
+        pytest.skip("no PID namespace to be had here (unshare needs Linux, and root or "
+                    "user namespaces)")
+    # The agent prints its run, leaves a process holding its output, and exits a
+    # moment later, while ndagent, its run read, waits to write the record (--show
+    # json) to a reader that does not read yet.
+    started = tmp_path / "started"
+    agent = ["sh", "-c", 'cat "$0"; sleep 60 2>/dev/null & touch "$1"; sleep 0.5', CURSOR,
+             started]
+    reader, writer = full_pipe()
+    process = subprocess.Popen([*wrapper, command("run"), "--show", "json", "--grace", "1h",
+                                "--", *agent], stdout=writer, stderr=subprocess.PIPE)
+    try:
+        os.close(writer)
+        for _ in range(1000):
+            if started.exists():
+                break
+            time.sleep(0.01)
+        time.sleep(1.5)  # the agent has exited meanwhile
+        os.set_blocking(reader, False)
+        with contextlib.suppress(BlockingIOError):
+            while os.read(reader, 1 << 16):  # room in the pipe: ndagent writes
+                pass
+        # Noticed late, the exit would leave the group's end to --grace (an hour), or
+        # to the end of the process that holds the output (a minute).
+        stderr = process.communicate(timeout=20)[1]
+        os.set_blocking(reader, True)
+        with open(reader, "rb") as output:
+            shown = output.read()
+    finally:
+        process.kill()
+    assert (process.returncode, stderr) == (0, b"")
+    assert shown.endswith(run("json", CURSOR).stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's subreaper only")
+def test_the_agent_s_group_is_collected_past_a_child_the_caller_has_not_collected(tmp_path):
+    """A script that calls run's main has a child of its own that ended and that it has
+    not collected: the processes of the agent's group that came back to it as zombies
+    are collected all the same, and the group's end is seen at once."""
+    pids = tmp_path / "pids"
+    script = ("import subprocess, sys, time\n"
+              "from ndagent import cmd_run\n"
+              "ended = subprocess.Popen(['true'])\n"
+              "time.sleep(0.5)\n"
+              "sys.exit(cmd_run.main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", script, "--grace", "1h", "-q", "--",
+                           *fake_agent(CURSOR, "--grandchild", pids=pids)],
+                          capture_output=True, timeout=20)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert not [pid for pid in pids.read_text().split() if alive(pid)]
 
 
 def test_a_process_holding_the_output_of_an_unfinished_run_is_ended(tmp_path):
