@@ -311,6 +311,88 @@ def test_a_process_that_left_the_agent_s_group_is_ended_too(tmp_path, behaviour)
     assert done.returncode == 0 and saved == CURSOR.read_bytes()
 
 
+class Shell:
+    """An interactive bash on a terminal (a pty), with job control, as a user has it."""
+
+    def __init__(self):
+        import pty
+
+        self.pid, self.leader = pty.fork()
+        if self.pid == 0:
+            os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+        os.set_blocking(self.leader, False)
+        self.seen = b""
+
+    def type(self, keys):
+        os.write(self.leader, keys)
+
+    def read(self, seconds):
+        """What the terminal showed for ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            with contextlib.suppress(BlockingIOError):
+                self.seen += os.read(self.leader, 65536)
+            time.sleep(0.02)
+        return self.seen
+
+    def read_until(self, text, seconds=20):
+        for _ in range(int(seconds / 0.05)):
+            if text in self.read(0.05):
+                return
+        raise AssertionError(f"{text!r} not shown: {self.seen[-500:]!r}")
+
+    def close(self):
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self.leader)
+
+
+def ticks_of(path):
+    return path.stat().st_size if path.exists() else 0
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/bash"), reason="needs bash")
+def test_ctrl_z_stops_the_agent_too_and_fg_continues_both(tmp_path):
+    """Ctrl-Z in an interactive shell stops the agent with ndagent (it makes no more
+    ticks), 'fg' continues both, and the time stopped counts for no limit: --idle,
+    longer than the agent ran before Ctrl-Z but shorter than it was stopped, does not
+    fire at 'fg'."""
+    ticks = tmp_path / "ticks"
+    # One line of output, then ticks in a file and no more output.
+    agent = f"echo x; while :; do echo x >> {ticks}; sleep 0.05; done"
+    shell = Shell()
+    try:
+        # (the prompt and the status typed so that their echo does not show them)
+        shell.type(f"PS1='READY''> '; {command('run')} -q --show none --idle 3 -- "
+                   f"sh -c '{agent}'\n".encode())
+        for _ in range(400):
+            if ticks_of(ticks) >= 6:
+                break
+            time.sleep(0.05)
+        shell.type(b"\x1a")  # Ctrl-Z
+        shell.read_until(b"Stopped")
+        shell.read(0.3)  # a tick written as Ctrl-Z came is on disk
+        before = ticks_of(ticks)
+        shell.read(3.5)  # longer than --idle
+        assert ticks_of(ticks) == before
+        shell.type(b"fg\n")
+        shell.read(1)
+        assert ticks_of(ticks) > before
+        shell.type(b"\x03")  # Ctrl-C
+        shell.read_until(b"READY> ")
+        shell.type(b"echo ended by $((${?}-128))\n")
+        shell.read_until(b"ended by ")
+        shell.read_until(b"READY> ")
+        # Ended by Ctrl-C (130), not by --idle (124).
+        assert b"ended by 2\r\n" in shell.seen and b"(--idle)" not in shell.seen
+        assert b"Traceback" not in shell.seen
+        after = ticks_of(ticks)
+        shell.read(0.5)
+        assert ticks_of(ticks) == after  # the agent was ended
+    finally:
+        shell.close()
+
+
 def test_a_second_signal_kills_at_once(tmp_path):
     pids = tmp_path / "pids"
     process = subprocess.Popen(
@@ -407,12 +489,12 @@ def test_run_is_a_verb_of_ndagent_and_runs_in_process(tmp_path, call):
     agent = fake_agent(STREAMS["claude"])
     via_ndagent = subprocess.run([command(None), "run", "--show", "text", "--", *agent],
                                  capture_output=True, timeout=30)
-    handlers = [signal.getsignal(signum) for signum in (*supervise.PASSED_ON, signal.SIGCHLD)]
+    handled = (*supervise.PASSED_ON, *supervise.STOPPED_WITH, signal.SIGCHLD)
+    handlers = [signal.getsignal(signum) for signum in handled]
     assert call(cmd_run.main, "--show", "text", "--", *agent) == (0, via_ndagent.stdout, "")
     assert via_ndagent.returncode == 0 and via_ndagent.stdout.startswith(b"Read file\n")
     # What it set for the process is put back (its signal handlers, the wakeup fd).
-    assert [signal.getsignal(signum)
-            for signum in (*supervise.PASSED_ON, signal.SIGCHLD)] == handlers
+    assert [signal.getsignal(signum) for signum in handled] == handlers
     assert signal.set_wakeup_fd(-1) == -1
 
 
