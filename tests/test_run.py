@@ -234,15 +234,16 @@ def test_the_agent_s_exit_is_noticed_while_a_process_holds_its_output(tmp_path, 
             time.sleep(0.01)
         time.sleep(1.5)  # the agent has exited meanwhile
         os.set_blocking(reader, False)
+        shown = b""
         with contextlib.suppress(BlockingIOError):
-            while os.read(reader, 1 << 16):  # room in the pipe: ndagent writes
-                pass
+            while True:  # room in the pipe: ndagent writes
+                shown += os.read(reader, 1 << 16)
         # Noticed late, the exit would leave the group's end to --grace (an hour), or
         # to the end of the process that holds the output (a minute).
         stderr = process.communicate(timeout=20)[1]
         os.set_blocking(reader, True)
         with open(reader, "rb") as output:
-            shown = output.read()
+            shown += output.read()
     finally:
         process.kill()
     assert (process.returncode, stderr) == (0, b"")
