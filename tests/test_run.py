@@ -221,8 +221,8 @@ def test_the_agent_s_exit_is_noticed_while_a_process_holds_its_output(tmp_path, 
     # moment later, while ndagent, its run read, waits to write the record (--show
     # json) to a reader that does not read yet.
     started = tmp_path / "started"
-    agent = ["sh", "-c", 'cat "$0"; sleep 60 2>/dev/null & touch "$1"; sleep 0.5', CURSOR,
-             started]
+    agent = ["sh", "-c", 'cat "$0"; sleep 60 2>/dev/null & echo $! > "$1"; sleep 0.5',
+             CURSOR, started]
     reader, writer = full_pipe()
     process = subprocess.Popen([*wrapper, command("run"), "--show", "json", "--grace", "1h",
                                 "--", *agent], stdout=writer, stderr=subprocess.PIPE)
@@ -246,6 +246,10 @@ def test_the_agent_s_exit_is_noticed_while_a_process_holds_its_output(tmp_path, 
             shown += output.read()
     finally:
         process.kill()
+        # What ndagent left, should it fail (in a PID namespace, its end ends them all).
+        holder = started.read_text().strip() if started.exists() else ""
+        if not wrapper and holder and alive(holder):
+            os.kill(int(holder), signal.SIGKILL)
     assert (process.returncode, stderr) == (0, b"")
     assert shown.endswith(run("json", CURSOR).stdout)
 
