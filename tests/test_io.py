@@ -76,17 +76,19 @@ def interrupted_as_it_should(status, stderr):
     status 130 and nothing said, once ndagent's first line has run.  Before it, Python's
     own start-up takes Ctrl-C, and nothing ndagent does can change that: the process
     dies of SIGINT (before Python sets its handler, or as Python ends on a
-    KeyboardInterrupt), ends with status 1 after a traceback ("Fatal Python error" in
-    its site module), or even goes on (status None) after site said the
-    KeyboardInterrupt and passed over the rest of a .pth file; its messages show no
-    line of ndagent's package."""
+    KeyboardInterrupt), ends with status 1 after a traceback ("Fatal Python error" as
+    it sets up its streams or its site module), or even goes on (status None) after
+    site said the KeyboardInterrupt and passed over the rest of a .pth file; its
+    messages show no line of ndagent's package."""
     if (status, stderr) == (130, b""):
         return True
     if PACKAGE in stderr:
         return False
     if status == -signal.SIGINT:
         return stderr == b"" or b"KeyboardInterrupt" in stderr
-    return status in (1, None) and b"KeyboardInterrupt" in stderr
+    # (a Ctrl-C as Python sets up sys.stdout may even end it with another exception)
+    pythons = b"KeyboardInterrupt" in stderr or stderr.startswith(b"Fatal Python error")
+    return status in (1, None) and pythons
 
 
 def interrupt_after(argv, delay):
