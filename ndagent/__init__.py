@@ -7,8 +7,11 @@ each agent's ``Format`` in ``ndagent.formats`` knows what its events mean, and
 ``ndagent.model`` holds the common events they become (runs, text, tool calls).
 """
 
+# Ctrl-C is taken first of all (below, the why): with signal's C module, which the
+# interpreter loads as it starts (the signal module takes milliseconds to import), and
+# os and sys, which it has loaded too (os by site).
+import _signal
 import os
-import signal
 import sys
 
 __version__ = "0.1.0"
@@ -53,8 +56,8 @@ def _exit_quietly_at_ctrl_c():
     only when Ctrl-C has Python's usual handler (not when the process was started with
     SIGINT ignored, as background jobs are).  In-process calls of ``main`` still get
     status 130 from ``run_command``, which catches KeyboardInterrupt."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _exit_interrupted)
+    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _exit_interrupted)
 
 
 if _started_as_command():

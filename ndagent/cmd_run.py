@@ -35,7 +35,9 @@ after it started (said on standard error; status 124, as timeout(1) gives, unles
 run was over by then); and on Ctrl-C, SIGTERM, SIGHUP and the other signals that would
 end ndagent (SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU), which are passed on to its
 group (a second one kills it at once; status 128 and the signal's number: 130, 143,
-129, ...), also while the reader of ndagent's output does not read. On Linux, the
+129, ...), also while the reader of ndagent's output does not read. Ctrl-Z stops the
+agent's group with ndagent, and 'fg' or 'bg' continues both; the time they were
+stopped counts for no limit (--idle, --timeout, --grace). On Linux, the
 processes it leaves behind in sessions of their own come back to ndagent when their
 parent dies, and are ended with it. An agent that makes several runs in one process
 must begin the next within --grace.

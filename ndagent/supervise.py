@@ -23,6 +23,10 @@ MAX_WAIT = 3600.0
 PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2, signal.SIGALRM, signal.SIGXCPU)
 
+# The signals that stop ndagent (Ctrl-Z; a background job that reads or writes the
+# terminal): its agent, in a session of its own, is stopped with it.
+STOPPED_WITH = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+
 # Linux's prctl option that makes the processes a process leaves behind (a daemon the
 # agent started with setsid) this one's children, so that they can be ended with it.
 _PR_SET_CHILD_SUBREAPER = 36
@@ -79,6 +83,7 @@ class Agent:
         self.wakeup = None  # (read end, write end) of the signals' pipe
         self.handlers = {}  # the signal handlers to put back
         self.previous_wakeup = -1
+        self.stopped_for = 0.0  # how long ndagent and its agent were stopped (Ctrl-Z)
         self.started_at = self.last_output = None
         self.run_over_at = None  # when the run was over, while no other has begun
         self.ended_at = None  # when the output ended
@@ -110,7 +115,10 @@ class Agent:
                                             start_new_session=True)
         except OSError as error:
             return error
-        self.started_at = self.last_output = time.monotonic()
+        for signum in STOPPED_WITH:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                self.handlers[signum] = signal.signal(signum, self._stop_with_agent)
+        self.started_at = self.last_output = self._clock()
         self.pipe = self.process.stdout.fileno()
         os.set_blocking(self.pipe, False)
         self.selector = selectors.DefaultSelector()
@@ -118,11 +126,36 @@ class Agent:
         self.selector.register(self.wakeup[0], selectors.EVENT_READ)
         return None
 
+    def _clock(self):
+        """The time the rules count: the time ndagent was stopped is left out, so that
+        no --idle, --timeout or --grace comes due for it at once on 'fg'."""
+        return time.monotonic() - self.stopped_for
+
+    def _stop_with_agent(self, signum, frame):
+        """SIGTSTP (Ctrl-Z), SIGTTIN, SIGTTOU: the agent's group is stopped, then ndagent
+        by the same signal (the shell sees its job stopped, as by default); when it is
+        continued ('fg', 'bg', SIGCONT), so is the group.  Done in the handler itself,
+        which Python runs in the main thread between two steps of the program: a
+        signal's byte in the wakeup pipe would wait for the next select, and a write
+        to the terminal (SIGTTOU) would be retried, never reaching it."""
+        stopped_at = time.monotonic()
+        group = not self.done  # (once done, its id may be another group's)
+        if group:
+            self._signal(signal.SIGSTOP)
+        handler = signal.signal(signum, signal.SIG_DFL)
+        # Stops this process here until SIGCONT (the kernel discards it, and nothing
+        # stops, in an orphaned process group, where no shell could continue it).
+        os.kill(os.getpid(), signum)
+        signal.signal(signum, handler)
+        self.stopped_for += time.monotonic() - stopped_at
+        if group:
+            self._signal(signal.SIGCONT)
+
     # What the verb tells of the stream: a run is over, another has begun.
 
     def run_over(self):
         if self.run_over_at is None:
-            self.run_over_at = time.monotonic()
+            self.run_over_at = self._clock()
 
     def run_begun(self):
         self.run_over_at = None
@@ -150,7 +183,7 @@ class Agent:
         while True:
             timeout = MAX_WAIT
             if not self.done:  # (once done, no rule is left to act on)
-                now = time.monotonic()
+                now = self._clock()
                 when, action = self._next(now)
                 if when is not None and when <= now:
                     action()
@@ -163,7 +196,7 @@ class Agent:
             if self.interrupted is not None:
                 raise Interrupted
             if self.pipe is not None:
-                self.last_output = max(self.last_output, time.monotonic())
+                self.last_output = max(self.last_output, self._clock())
             if writable:
                 return
 
@@ -206,10 +239,10 @@ class Agent:
         except BlockingIOError:
             return None
         if data:
-            self.last_output = time.monotonic()
+            self.last_output = self._clock()
             self._save(data)
         else:
-            self.ended_at = time.monotonic()
+            self.ended_at = self._clock()
             self._close_output()
         return data
 
@@ -233,7 +266,7 @@ class Agent:
     def _wait(self):
         """Wait for what comes first: output (True), the agent's exit, a signal, or the
         time of a rule, which is then acted on (False)."""
-        now = time.monotonic()
+        now = self._clock()
         when, action = self._next(now)
         if when is not None and when <= now:
             action()
@@ -245,12 +278,17 @@ class Agent:
                 readable = True
             else:
                 self._take_signals()
+        self._collect()
+        return readable
+
+    def _collect(self):
+        """Note the agent's exit, and collect the processes that came back to this one
+        and ended (their group is gone only once they are: as PID 1, or a subreaper)."""
         if self.exited_at is None and self.process.poll() is not None:
-            self.exited_at = time.monotonic()
+            self.exited_at = self._clock()
             self.exited_on_its_own = self.signalled_at is None
         if self.children_before is not None:
-            _reap(self.children_before | {self.process.pid})
-        return readable
+            _reap(self.children_before | {self.process.pid}, self.process.pid)
 
     def _next(self, now):
         """The next rule to act on: (when, method), or (None, None) while the agent
@@ -334,13 +372,13 @@ class Agent:
             self._end()
 
     def _end(self):
-        self.signalled_at = time.monotonic()
+        self.signalled_at = self._clock()
         self._signal(signal.SIGTERM)
 
     def _kill(self):
         if not self._gone():
             self._warn(f"still running {duration_text(self.grace)} after SIGTERM: killing it")
-        self.killed_at = time.monotonic()
+        self.killed_at = self._clock()
         self._signal(signal.SIGKILL)
 
     def _stop(self):
@@ -350,7 +388,8 @@ class Agent:
         if self.pipe is not None:
             self._close_output()
         if self.children_before is not None:
-            _end_orphans(self.children_before | {self.process.pid}, self.grace)
+            _end_orphans(self.children_before | {self.process.pid}, self.process.pid,
+                         self.grace)
         self.done = True
 
     def _signal(self, signum):
@@ -367,16 +406,19 @@ class Agent:
             received = os.read(self.wakeup[0], 512)
         except BlockingIOError:
             return
+        # SIGCHLD's byte is taken here, wherever ndagent waits (also for its reader):
+        # the exit it tells is noted now, or it would be noticed only at a rule's time.
+        self._collect()
         for signum in received:
             if signum not in PASSED_ON:
                 continue
             if self.interrupted is None:
                 self.interrupted = signum
                 if self.signalled_at is None:
-                    self.signalled_at = time.monotonic()
+                    self.signalled_at = self._clock()
                 self._signal(signum)
             elif self.killed_at is None:
-                self.killed_at = time.monotonic()
+                self.killed_at = self._clock()
                 self._signal(signal.SIGKILL)
 
     def _warn(self, text):
@@ -403,18 +445,22 @@ def _adopt_orphans(adopt=True):
         return False
 
 
-def _reap(kept):
+def _reap(kept, group):
     """Collect the children that have ended, but those ``kept`` (the agent, whose status
     Popen takes, and the children this process had before it): orphans that came back
-    to this process would otherwise be zombies that keep their group alive."""
-    while True:
-        try:
-            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return
-        if found is None or found.si_pid in kept:
-            return
-        os.waitpid(found.si_pid, 0)
+    to this process would otherwise be zombies that keep their group alive.  waitid
+    tells one ended child at a time, and one that is kept stops the search: the
+    agent's ``group`` is searched again on its own, past a kept child of another
+    group."""
+    for kind, among in ((os.P_ALL, 0), (os.P_PGID, group)):
+        while True:
+            try:
+                found = os.waitid(kind, among, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                break
+            if found is None or found.si_pid in kept:
+                break
+            os.waitpid(found.si_pid, 0)
 
 
 def _children():
@@ -434,9 +480,9 @@ def _children():
     return [int(pid) for pid, parent in pairs if parent == mine and pid != str(lister.pid)]
 
 
-def _end_orphans(kept, grace):
+def _end_orphans(kept, group, grace):
     """End the processes that came back to this one, but those ``kept`` (SIGTERM, then
-    SIGKILL ``grace`` later), and collect them."""
+    SIGKILL ``grace`` later), and collect them (``group``: the agent's)."""
     orphans = [pid for pid in _children() or () if pid not in kept]
     for signum in (signal.SIGTERM, signal.SIGKILL):
         for pid in orphans:
@@ -446,10 +492,10 @@ def _end_orphans(kept, grace):
                 pass
         deadline = time.monotonic() + grace
         while orphans and time.monotonic() < deadline:
-            _reap(kept)
+            _reap(kept, group)
             orphans = [pid for pid in orphans if _alive(pid)]
             time.sleep(POLL)
-    _reap(kept)
+    _reap(kept, group)
 
 
 def _alive(pid):

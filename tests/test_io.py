@@ -66,6 +66,87 @@ def test_ctrl_c_from_the_first_import_on_is_status_130_without_traceback(argv):
         if outcome != (130, b"")]
 
 
+# Where the ndagent package's modules are: a traceback that names one of them was
+# printed by ndagent's own code.
+PACKAGE = os.path.dirname(ndagent.__file__).encode() + b"/"
+
+
+def interrupted_as_it_should(status, stderr):
+    """Whether an outcome of Ctrl-C at any moment after the process started is right:
+    status 130 and nothing said, once ndagent's first line has run.  Before it, Python's
+    own start-up takes Ctrl-C, and nothing ndagent does can change that: the process
+    dies of SIGINT (before Python sets its handler, or as Python ends on a
+    KeyboardInterrupt), ends with status 1 after a traceback ("Fatal Python error" as
+    it sets up its streams or its site module), or even goes on (status None) after
+    site said the KeyboardInterrupt and passed over the rest of a .pth file; its
+    messages show no line of ndagent's package."""
+    if (status, stderr) == (130, b""):
+        return True
+    if PACKAGE in stderr:
+        return False
+    if status == -signal.SIGINT:
+        return stderr == b"" or b"KeyboardInterrupt" in stderr
+    # (a Ctrl-C as Python sets up sys.stdout may even end it with another exception)
+    pythons = b"KeyboardInterrupt" in stderr or stderr.startswith(b"Fatal Python error")
+    return status in (1, None) and pythons
+
+
+def interrupt_after(argv, delay):
+    """Start ``argv`` with standard input on a pipe that stays open, send SIGINT
+    ``delay`` seconds later, and return (status, standard error); status None when it
+    still runs 10 s later (it is then killed)."""
+    reader, writer = os.pipe()
+    process = subprocess.Popen(argv, stdin=reader, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    os.close(reader)
+    try:
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        try:
+            status = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            status = None
+            process.kill()
+        err = process.communicate()[1]
+    finally:
+        os.close(writer)
+    return status, err
+
+
+@pytest.mark.parametrize("argv", [[command("json")], [command("run"), "--", "sleep", "5"]],
+                         ids=["json", "run"])
+def test_ctrl_c_at_any_moment_after_the_start_is_130_once_ndagent_runs(argv):
+    """40 tries at random moments from the start of the process to 80 ms after it (the
+    interpreter's start-up, the package's loading, reading or running the agent)."""
+    delays = [random.uniform(0, 0.08) for _ in range(40)]
+    with ThreadPoolExecutor(4) as pool:
+        outcomes = list(pool.map(lambda delay: interrupt_after(argv, delay), delays))
+    wrong = [(f"{delay * 1000:.1f} ms", *outcome) for delay, outcome in zip(delays, outcomes)
+             if not interrupted_as_it_should(*outcome)]
+    assert not wrong
+
+
+AUDITED_START = """
+import _signal, sys
+imports = []  # (module, whether Ctrl-C still had Python's handler as it was imported)
+sys.addaudithook(lambda event, args: event == "import" and imports.append(
+    (args[0], _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler)))
+import ndagent.cmd_json
+names = [name for name, _ in imports]
+print([name for name, default in imports[names.index("ndagent") + 1:] if default])
+"""
+
+
+def test_ctrl_c_is_taken_before_the_package_imports_anything(tmp_path):
+    """The moments a random Ctrl-C rarely hits: from its first line on, the package
+    takes Ctrl-C before it imports any module that the interpreter has not loaded yet
+    (importing signal itself takes milliseconds)."""
+    script = tmp_path / "ndagent-json"  # started as the command is
+    script.write_text(AUDITED_START)
+    done = subprocess.run([sys.executable, script], capture_output=True, timeout=30)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"[]\n", b"")
+
+
 LIBRARY_USER = """
 import signal, sys
 import ndagent.decoder, ndagent.model

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,102 @@ def test_a_process_holding_the_output_after_the_run_is_ended_at_once(tmp_path):
     assert saved == CURSOR.read_bytes()
 
 
+# A PID namespace of its own for a command (Linux): there it is PID 1.
+UNSHARE = ["unshare", "--pid", "--fork", "--kill-child"]
+
+
+def unshare_works():
+    """Whether this process may start one in a PID namespace of its own (root, or
+    unprivileged user namespaces): there it is PID 1, as in a container without an
+    init."""
+    try:
+        return subprocess.run([*UNSHARE, "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def full_pipe():
+    """A pipe (read end, write end) whose buffer is full: a writer waits for a read."""
+    reader, writer = os.pipe()
+    os.set_blocking(writer, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(writer, b"x" * 4096)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(writer, b"x")
+    os.set_blocking(writer, True)
+    return reader, writer
+
+
+@pytest.mark.parametrize("wrapper", [
+    [], pytest.param(UNSHARE, id="pid1"),
+    pytest.param([*UNSHARE, "--mount-proc"], id="pid1-own-proc")])
+def test_the_agent_s_exit_is_noticed_while_a_process_holds_its_output(tmp_path, wrapper):
+    """The agent exits after its run, a process it started still holding its output:
+    the rest of its group is ended at once, not a --grace later, also when the agent
+    exits while ndagent waits for its reader to read, and when ndagent is PID 1 (in a
+    container without an init) and the ended processes come back to it as zombies (a
+    group is gone only once they are collected)."""
+    if wrapper and not (sys.platform.startswith("linux") and unshare_works()):
+        pytest.skip("no PID namespace to be had here (unshare needs Linux, and root or "
+                    "user namespaces)")
+    # The agent prints its run, leaves a process holding its output, and exits a
+    # moment later, while ndagent, its run read, waits to write the record (--show
+    # json) to a reader that does not read yet.
+    started = tmp_path / "started"
+    agent = ["sh", "-c", 'cat "$0"; sleep 60 2>/dev/null & echo $! > "$1"; sleep 0.5',
+             CURSOR, started]
+    reader, writer = full_pipe()
+    process = subprocess.Popen([*wrapper, command("run"), "--show", "json", "--grace", "1h",
+                                "--", *agent], stdout=writer, stderr=subprocess.PIPE)
+    try:
+        os.close(writer)
+        for _ in range(1000):
+            if started.exists():
+                break
+            time.sleep(0.01)
+        time.sleep(1.5)  # the agent has exited meanwhile
+        os.set_blocking(reader, False)
+        shown = b""
+        with contextlib.suppress(BlockingIOError):
+            while True:  # room in the pipe: ndagent writes
+                shown += os.read(reader, 1 << 16)
+        # Noticed late, the exit would leave the group's end to --grace (an hour), or
+        # to the end of the process that holds the output (a minute).
+        stderr = process.communicate(timeout=20)[1]
+        os.set_blocking(reader, True)
+        with open(reader, "rb") as output:
+            shown += output.read()
+    finally:
+        process.kill()
+        # What ndagent left, should it fail (in a PID namespace, its end ends them all).
+        holder = started.read_text().strip() if started.exists() else ""
+        if not wrapper and holder and alive(holder):
+            os.kill(int(holder), signal.SIGKILL)
+    assert (process.returncode, stderr) == (0, b"")
+    assert shown.endswith(run("json", CURSOR).stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's subreaper only")
+def test_the_agent_s_group_is_collected_past_a_child_the_caller_has_not_collected(tmp_path):
+    """A script that calls run's main has a child of its own that ended and that it has
+    not collected: the processes of the agent's group that came back to it as zombies
+    are collected all the same, and the group's end is seen at once."""
+    pids = tmp_path / "pids"
+    script = ("import subprocess, sys, time\n"
+              "from ndagent import cmd_run\n"
+              "ended = subprocess.Popen(['true'])\n"
+              "time.sleep(0.5)\n"
+              "sys.exit(cmd_run.main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", script, "--grace", "1h", "-q", "--",
+                           *fake_agent(CURSOR, "--grandchild", pids=pids)],
+                          capture_output=True, timeout=20)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert not [pid for pid in pids.read_text().split() if alive(pid)]
+
+
 def test_a_process_holding_the_output_of_an_unfinished_run_is_ended(tmp_path):
     done, _ = run_agent(tmp_path, GRACE, CURSOR, "--lines", "3", "--grandchild")
     assert done.returncode == 1
@@ -217,6 +314,88 @@ def test_a_process_that_left_the_agent_s_group_is_ended_too(tmp_path, behaviour)
     spawn): it comes back to ndagent when the agent dies, and is ended with it."""
     done, saved = run_agent(tmp_path, GRACE, CURSOR, "--escape", *behaviour)
     assert done.returncode == 0 and saved == CURSOR.read_bytes()
+
+
+class Shell:
+    """An interactive bash on a terminal (a pty), with job control, as a user has it."""
+
+    def __init__(self):
+        import pty
+
+        self.pid, self.leader = pty.fork()
+        if self.pid == 0:
+            os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+        os.set_blocking(self.leader, False)
+        self.seen = b""
+
+    def type(self, keys):
+        os.write(self.leader, keys)
+
+    def read(self, seconds):
+        """What the terminal showed for ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            with contextlib.suppress(BlockingIOError):
+                self.seen += os.read(self.leader, 65536)
+            time.sleep(0.02)
+        return self.seen
+
+    def read_until(self, text, seconds=20):
+        for _ in range(int(seconds / 0.05)):
+            if text in self.read(0.05):
+                return
+        raise AssertionError(f"{text!r} not shown: {self.seen[-500:]!r}")
+
+    def close(self):
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self.leader)
+
+
+def ticks_of(path):
+    return path.stat().st_size if path.exists() else 0
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/bash"), reason="needs bash")
+def test_ctrl_z_stops_the_agent_too_and_fg_continues_both(tmp_path):
+    """Ctrl-Z in an interactive shell stops the agent with ndagent (it makes no more
+    ticks), 'fg' continues both, and the time stopped counts for no limit: --idle,
+    longer than the agent ran before Ctrl-Z but shorter than it was stopped, does not
+    fire at 'fg'."""
+    ticks = tmp_path / "ticks"
+    # One line of output, then ticks in a file and no more output.
+    agent = f"echo x; while :; do echo x >> {ticks}; sleep 0.05; done"
+    shell = Shell()
+    try:
+        # (the prompt and the status typed so that their echo does not show them)
+        shell.type(f"PS1='READY''> '; {command('run')} -q --show none --idle 3 -- "
+                   f"sh -c '{agent}'\n".encode())
+        for _ in range(400):
+            if ticks_of(ticks) >= 6:
+                break
+            time.sleep(0.05)
+        shell.type(b"\x1a")  # Ctrl-Z
+        shell.read_until(b"Stopped")
+        shell.read(0.3)  # a tick written as Ctrl-Z came is on disk
+        before = ticks_of(ticks)
+        shell.read(3.5)  # longer than --idle
+        assert ticks_of(ticks) == before
+        shell.type(b"fg\n")
+        shell.read(1)
+        assert ticks_of(ticks) > before
+        shell.type(b"\x03")  # Ctrl-C
+        shell.read_until(b"READY> ")
+        shell.type(b"echo ended by $((${?}-128))\n")
+        shell.read_until(b"ended by ")
+        shell.read_until(b"READY> ")
+        # Ended by Ctrl-C (130), not by --idle (124).
+        assert b"ended by 2\r\n" in shell.seen and b"(--idle)" not in shell.seen
+        assert b"Traceback" not in shell.seen
+        after = ticks_of(ticks)
+        shell.read(0.5)
+        assert ticks_of(ticks) == after  # the agent was ended
+    finally:
+        shell.close()
 
 
 def test_a_second_signal_kills_at_once(tmp_path):
@@ -315,12 +494,12 @@ def test_run_is_a_verb_of_ndagent_and_runs_in_process(tmp_path, call):
     agent = fake_agent(STREAMS["claude"])
     via_ndagent = subprocess.run([command(None), "run", "--show", "text", "--", *agent],
                                  capture_output=True, timeout=30)
-    handlers = [signal.getsignal(signum) for signum in (*supervise.PASSED_ON, signal.SIGCHLD)]
+    handled = (*supervise.PASSED_ON, *supervise.STOPPED_WITH, signal.SIGCHLD)
+    handlers = [signal.getsignal(signum) for signum in handled]
     assert call(cmd_run.main, "--show", "text", "--", *agent) == (0, via_ndagent.stdout, "")
     assert via_ndagent.returncode == 0 and via_ndagent.stdout.startswith(b"Read file\n")
     # What it set for the process is put back (its signal handlers, the wakeup fd).
-    assert [signal.getsignal(signum)
-            for signum in (*supervise.PASSED_ON, signal.SIGCHLD)] == handlers
+    assert [signal.getsignal(signum) for signum in handled] == handlers
     assert signal.set_wakeup_fd(-1) == -1
 
 

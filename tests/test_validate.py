@@ -463,3 +463,22 @@ def test_a_file_not_read_leaves_no_count_to_the_next_one(tmp_path):
     assert done.returncode == 1
     assert lines[0].endswith("[agent]") and len(lines) == 2
     assert lines[1].endswith(" 1 runs, 0 errors, 0 warnings"), lines
+
+
+@pytest.mark.parametrize("bom, encoding", [(b"\xff\xfe", "utf-16-le"),
+                                           (b"\xfe\xff", "utf-16-be")])
+@pytest.mark.parametrize("where", ["file", "stdin"])
+def test_utf16_input_is_said_once_as_the_converters_say_it(tmp_path, bom, encoding, where):
+    """A UTF-16 stream (with its byte order mark, as Windows tools write it): validate
+    says what json says of it, one line on standard error, with the same status, and
+    prints no diagnostic nor summary for it."""
+    encoded = bom + b"".join(vendor()).decode().encode(encoding)
+    path = tmp_path / "windows.ndjson"
+    path.write_bytes(encoded)
+    files, stdin = ((path,), b"") if where == "file" else ((), encoded)
+    done = run("validate", *files, input=stdin)
+    converted = run("json", *files, input=stdin)
+    said = converted.stderr.replace(b"ndagent-json:", b"ndagent-validate:")
+    assert said.count(b"\n") == 1 and b"UTF-16" in said
+    assert (done.returncode, done.stdout, done.stderr) == (converted.returncode, b"", said)
+    assert done.returncode == 1
