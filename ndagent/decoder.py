@@ -107,21 +107,32 @@ class Event:
 
 class BadLine:
     """A line that does not hold a JSON object; ``reason`` says why, in a few words, and
-    ``start`` holds the line's first bytes, for ``message``."""
+    ``start`` holds the line's first bytes, for ``message``.  ``tail``: the object that
+    ends the line, where it begins after a ``:``, ``,`` or ``[`` (or None): one nested
+    in a line cut short, or the first of a stream appended to a line cut just there,
+    which a format tells apart (``cut_before_tail``)."""
 
-    __slots__ = ("source", "line", "reason", "start")
+    __slots__ = ("source", "line", "reason", "start", "tail")
 
-    def __init__(self, source, line, reason, start=b""):
+    def __init__(self, source, line, reason, start=b"", tail=None):
         self.source = source
         self.line = line
         self.reason = reason
         self.start = start[:_START]
+        self.tail = tail
 
     @property
     def cut_off(self):
         """Whether the line was cut short: the last line of its input, or one inside
         which another event begins."""
         return self.reason in (_CUT_OFF, _CUT_INSIDE)
+
+    def cut_before_tail(self):
+        """(this line as one cut short where its ``tail`` begins, the tail as the event
+        of that line): once the tail is known to begin a run, which no object nested in
+        a line does."""
+        return (BadLine(self.source, self.line, _CUT_INSIDE, self.start),
+                Event(self.source, self.line, self.tail))
 
     @property
     def message(self):
@@ -430,21 +441,30 @@ _RECOVERY_TRIES = 64
 
 
 def _recover(line, loads):
-    """(offset, value) of a whole object that begins inside a line that does not decode
-    and runs to its end: a stream cut off, then another appended to it.  Places where
-    ``{"type"`` begins are tried first, from the right, then the other ``{``; None when
-    none decodes within a few tries.  A ``{`` after ``:``, ``,`` or ``[`` is passed
-    over: there it may begin an object nested in the line cut short (whose last
-    object, cut just after it, decodes), which is no event of its own."""
-    places = [match.start() for match in re.finditer(rb'\{[ \t\r]*"', line)
-              if match.start() and line[:match.start()].rstrip(b" \t\r")[-1:] not in b":,["]
-    typed = {place for place in places
-             if line.startswith(b'type"', line.index(b'"', place) + 1)}
-    order = sorted(places, key=lambda place: (place in typed, place), reverse=True)
-    for place in order[:_RECOVERY_TRIES]:
-        value = _decode(line[place:], loads)
-        if value.__class__ is dict:
-            return place, value
+    """(offset, value, nested) of a whole object that begins inside a line that does not
+    decode and runs to its end: a stream cut off, then another appended to it.  Places
+    where ``{"type"`` begins are tried first, from the right, then the other ``{``; None
+    when none decodes within a few tries.  A ``{`` after ``:``, ``,`` or ``[`` is tried
+    last, and is ``nested``: there an object nested in the line cut short may begin as
+    well (the line cut just after it), which is no event of its own; the appended
+    stream's first object may begin there too (the line cut just after a ``:``), and
+    is one.  Only its format can tell them apart (``BadLine.tail``)."""
+    free, nested = [], []
+    for match in re.finditer(rb'\{[ \t\r]*"', line):
+        place = match.start()
+        if place:
+            before = line[:place].rstrip(b" \t\r")[-1:]
+            (nested if before in b":,[" else free).append(place)
+    tries = _RECOVERY_TRIES
+    for places in (free, nested):
+        typed = {place for place in places
+                 if line.startswith(b'type"', line.index(b'"', place) + 1)}
+        for place in sorted(places, key=lambda place: (place in typed, place),
+                            reverse=True)[:tries]:
+            value = _decode(line[place:], loads)
+            if value.__class__ is dict:
+                return place, value, places is nested
+        tries -= min(tries, len(places))
     return None
 
 
@@ -579,12 +599,15 @@ class _Lines:
 
     def _bad(self, line, number, reason, append, last):
         """A line that does not decode: if a whole object begins inside it, the part
-        before is reported and the object handed on, with the same line number."""
+        before is reported and the object handed on, with the same line number; if it
+        begins where an object nested in the line may begin, the line is reported, the
+        object kept as its ``tail`` for the frame to judge."""
         found = _recover(line, self.loads) if b"{" in line[1:] else None
-        if found is None:
-            append(BadLine(self.source, number, _CUT_OFF if last else reason, line))
+        if found is None or found[2]:
+            append(BadLine(self.source, number, _CUT_OFF if last else reason, line,
+                           None if found is None else found[1]))
             return
-        place, value = found
+        place, value, _ = found
         before = _decode(line[:place], self.loads)
         if before.__class__ is dict:
             append(BadLine(self.source, number, _TWO_EVENTS, line))

@@ -233,10 +233,13 @@ def _handle(state, command, batch):
     # The tests for another agent's objects, by type (OtherAgents).
     other_tests, learn_tests = reader.other_agents.by_type, reader.other_agents.tests
     events = 0
+    appended = None  # the last event of a stream appended to a line cut short
     for item in batch:
         if item.__class__ is not Event:
-            _handle_other(state, command, item)
-            continue
+            item = _handle_other(state, command, item)
+            if item is None:
+                continue
+            appended = item
         events += 1
         tests = other_tests.get(item.type)
         if tests is None:
@@ -262,11 +265,15 @@ def _handle(state, command, batch):
         if item.__class__ is Event:
             state.last = item
             break
+    if appended is not None and (state.last is None or state.last.line <= appended.line):
+        state.last = appended
     command.out.flush()
 
 
 def _handle_other(state, command, item):
-    """An item that is no event: lines passed over, a bad line, a read that failed."""
+    """An item that is no event: lines passed over, a bad line, a read that failed.  A
+    bad line whose tail begins a run of the reader's agent was cut short, and the first
+    line of another stream appended to it: that event is returned, to be read."""
     kind = item.__class__
     if kind is Skipped:
         reader = state.reader
@@ -278,6 +285,10 @@ def _handle_other(state, command, item):
         if found and _dispatch(command, state.pairer, found, item):
             state.began = True
     elif kind is BadLine:
+        if item.tail is not None and state.reader.format.begins_run(item.tail):
+            item, appended = item.cut_before_tail()
+            command.bad_line(item)
+            return appended
         command.bad_line(item)
     else:
         command.unreadable(item)

@@ -326,8 +326,31 @@ def test_json_values_that_are_not_objects_are_bad_lines_in_both_modes(want):
 ])
 def test_a_line_cut_just_after_a_nested_object_gives_no_event_of_it(cut):
     """The object nested in a line cut short decodes, but is no event: only an object
-    that begins where the cut part ends (not after ``:``, ``,`` or ``[``) is one."""
-    assert summary(items(cut + b"\n")) == [("BadLine", 1, summary_reason(cut), None)]
+    that begins where the cut part ends (not after ``:``, ``,`` or ``[``) is one.  The
+    line keeps it as its tail, which only its format can tell from the first object of
+    a stream appended to a line cut just after a ``:``."""
+    found = items(cut + b"\n")
+    assert summary(found) == [("BadLine", 1, summary_reason(cut), None)]
+    assert found[0].tail.__class__ is dict and cut.endswith(orjson.dumps(found[0].tail))
+
+
+@pytest.mark.parametrize("cut", [b'{"type":', b'{"type":"result","usage":', b'{"a":[',
+                                 b'{"type":"result","result":"a,', b'{"a":1,'])
+@pytest.mark.parametrize("last", [False, True])
+def test_a_line_cut_just_after_a_colon_comma_or_bracket_keeps_the_object_after(cut, last):
+    """A stream cut off just after a ``:``, ``,`` or ``[`` (in a string too), another
+    appended: the line is reported, the next stream's first object kept as its tail;
+    taken as the line's event, it is told where the line was cut."""
+    init = b'{"type":"system","subtype":"init","session_id":"b","tools":[{"x":1}]}'
+    line = cut + init
+    found = items(line + (b"" if last else b"\n"))
+    assert summary(found) == [
+        ("BadLine", 1, "truncated line: the stream was cut off?" if last
+         else summary_reason(line), None)]
+    assert found[0].tail == orjson.loads(init)
+    bad, event = found[0].cut_before_tail()
+    assert bad.cut_off and "another event begins inside it" in bad.message
+    assert (event.line, event.data) == (1, orjson.loads(init))
 
 
 def summary_reason(line):

@@ -106,7 +106,8 @@ def test_the_toy_agent_is_told_named_and_cut_like_any_other(toy, tmp_path):
 
 def test_a_format_declares_what_goes_together():
     fields = {"name": "x", "title": "X", "invocation": "x", "decides": bool,
-              "may_decide": bool, "markers": lambda needs: None, "reader": object,
+              "may_decide": bool, "markers": lambda needs: None, "run_starts": [(("type", "x"),)],
+              "reader": object,
               "checks": {}, "run_end": "an end"}
     Format(**fields)
     for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"help": {"nosuchverb": "text"}}):
@@ -168,6 +169,27 @@ def test_the_markers_take_every_line_that_begins_or_ends_a_run(found):
                 continue
             selection = Selection(markers)
             assert all(selection.wants(objects[index]) for index in bounds), (needs, found)
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_begins_run_holds_of_every_object_a_run_begins_with(found):
+    """``begins_run`` is true of each object at which the Reader begins a run it is told
+    of (so that such an object, the first of a stream appended to a line cut short, is
+    read), and the markers select each object it is true of (so that the prefilter
+    passes over no line that ends with one)."""
+    told = 0
+    for objects in fixture_lines(found):
+        events, _ = reader_events(found, objects)
+        starts = {index for index, event in events
+                  if event.__class__ is RunStart and event.announced}
+        assert all(found.begins_run(objects[index]) for index in starts), found.name
+        told += len(starts)
+    assert told, f"no run of {found.name}'s fixtures begins with an object that tells it"
+    for needs in NEEDS:
+        markers = found.markers(needs)
+        if markers is not None:
+            wants = Selection(markers).wants
+            assert all(wants(dict(marker)) for marker in found.run_starts), (needs, found)
 
 
 @pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)

@@ -2,12 +2,15 @@
 ``Format`` object named ``FORMAT``, with the defaults filled in here once.
 
 The frame and the verbs know an agent only through this object: how its stream is
-told from others (``decides``, ``may_decide``), which lines matter (``markers``), how
-its events become the common model (``reader``), the checks of validate (``checks``),
-where a large stream may be cut (``splits_between``), how its answer is known, and
-the prose its commands' --help says of it.  ``ndagent/formats/template.py`` is a
-module to copy for a new agent; CONTRIBUTING.md walks through it.
+told from others (``decides``, ``may_decide``), which lines matter (``markers``), which
+objects begin a run (``run_starts``), how its events become the common model
+(``reader``), the checks of validate (``checks``), where a large stream may be cut
+(``splits_between``), how its answer is known, and the prose its commands' --help
+says of it.  ``ndagent/formats/template.py`` is a module to copy for a new agent;
+CONTRIBUTING.md walks through it.
 """
+
+from ndagent.selection import Selection
 
 # The verbs whose --help may say something of an agent (``Format.help``).
 HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run")
@@ -24,9 +27,14 @@ class Format:
     ``markers(needs)`` (the ``selection.Selection`` markers of the lines that can
     matter for ``needs``, a set of "text", "tools", "tool_ends", "ends", "native";
     the lines that begin and end runs always among them; or None to decode every
-    line), ``reader`` (the Reader class: ``reader(source, checks, needs)``, with
-    ``event(item)``, ``skipped(item)`` and ``finish()``, each a list of model events,
-    and ``awaits_run()``, whether lines passed over would begin a run now),
+    line), ``run_starts`` (the markers of the objects with which the agent begins a
+    run, as its stream's first object does; ``begins_run(data)`` tests one: where such
+    an object ends a line cut short just after a ``:``, ``,`` or ``[``, it is the first
+    line of another stream appended there, not an object nested in the line; the
+    ``markers`` take it always), ``reader`` (the Reader class:
+    ``reader(source, checks, needs)``, with ``event(item)``, ``skipped(item)`` and
+    ``finish()``, each a list of model events, and ``awaits_run()``, whether lines
+    passed over would begin a run now),
     ``checks`` ({check: (severity, meaning)} of its schema checks) and ``run_end``
     (the event that ends a run, for the message of a run cut off: "a result event").
 
@@ -54,13 +62,13 @@ class Format:
     verb's --help and man page say of this agent, a paragraph headed by its title; a
     verb names no agent) and ``order`` (where it stands in listings)."""
 
-    __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers", "reader",
-                 "checks", "run_end", "live_answer", "separator", "noise_lines",
-                 "strict_only", "splits_between", "split_needle", "refuses",
-                 "running_total", "own_native", "fallback_types", "help", "order")
+    __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
+                 "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
+                 "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
+                 "refuses", "running_total", "own_native", "fallback_types", "help", "order")
 
-    def __init__(self, *, name, title, invocation, decides, may_decide, markers, reader,
-                 checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
+    def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
+                 reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  running_total=None, own_native=None, fallback_types=None, help=None,
                  order=100):
@@ -73,6 +81,8 @@ class Format:
             raise ValueError(f"{name}: help for no such verb: {sorted(unknown)}")
         self.name, self.title, self.invocation = name, title, invocation
         self.decides, self.may_decide, self.markers = decides, may_decide, markers
+        self.run_starts = tuple(run_starts)
+        self.begins_run = Selection(self.run_starts).wants
         self.reader, self.checks, self.run_end = reader, checks, run_end
         self.live_answer, self.separator = live_answer, separator
         self.noise_lines = tuple(noise_lines)

@@ -587,6 +587,7 @@ FORMAT = Format(
     decides=decides,
     may_decide=may_decide,
     markers=markers,
+    run_starts=[(("type", "thread.started"),), (("type", "turn.started"),)],
     reader=Reader,
     checks=CHECKS,
     run_end="a turn.completed or turn.failed event",

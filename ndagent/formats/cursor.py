@@ -772,6 +772,7 @@ FORMAT = Format(
     decides=decides,
     may_decide=may_decide,
     markers=markers,
+    run_starts=[(("type", "system"), ("subtype", "init"))],
     reader=Reader,
     checks=CHECKS,
     run_end="a result event",

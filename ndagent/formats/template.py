@@ -175,6 +175,7 @@ FORMAT = Format(
     decides=decides,
     may_decide=may_decide,
     markers=markers,
+    run_starts=[(("type", START),)],
     reader=Reader,
     checks=CHECKS,
     run_end="an end event",

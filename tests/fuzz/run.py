@@ -28,6 +28,7 @@ def main():
     os.environ["NDAGENT_EXAMPLES"] = str(args.round)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import conftest
+    import test_cut_runs
     import test_decoder
     import test_inputs
     import test_prefilter
@@ -38,7 +39,7 @@ def main():
 
     properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder,
                                               test_inputs, test_totals,
-                                              test_validate_quick, test_split)
+                                              test_validate_quick, test_split, test_cut_runs)
                   for name, test in vars(module).items()
                   if name.startswith("test_property_") and args.only in name]
     runner = conftest.InProcess
