@@ -23,7 +23,7 @@ from ndagent.model import OUTCOMES
 from ndagent.output import Progress
 from ndagent.terminal import escape_controls, quote, tsv_row
 
-SUMMARY = "print figures over many runs: outcomes, durations, tokens, cost, tool calls"
+SUMMARY = "print figures over runs: outcomes, time, tokens, cost, tool calls"
 
 # --top's default.
 TOP = 10
@@ -129,7 +129,8 @@ class StatsCommand(Command):
         parser.add_argument(
             "--by", choices=("run", "agent", "model", "file"),
             help="one record per run, or the figures of each agent, model or file "
-                 "(by default, of all the runs)")
+                 "(by default, of all the runs)",
+        ).brief = "run, agent, model or file: a record for each"
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},
