@@ -91,9 +91,8 @@ EXAMPLES = """\
   # where the runs that failed or were cut off began
   ndagent stats --by run --format ndjson logs/*.ndjson |
     jq -r 'select(.outcome != "ok") | "\\(.source):\\(.line)"'
-  # fan out over machines that share logs/, 500 FILEs a call, then merge
-  ls logs/*.ndjson | parallel -N 500 -j1 --sshlogin host1,host2 --workdir . \\
-    ndagent stats --partial > partials.ndjson
+  # fan out: a partial per 500 FILEs (each call on any machine), then merge them
+  ls logs/*.ndjson | xargs -n 500 ndagent stats --partial > partials.ndjson
   ndagent stats --merge partials.ndjson
   # in CI: fail when a run of the day failed or was cut off
   ndagent stats --format ndjson logs/*.ndjson | jq -e '.runs.failed + .runs.cutoff == 0'"""
