@@ -64,9 +64,34 @@ man: $(STAMP)  ## the manual pages in man/, from the commands' own parsers (argp
 completions: $(STAMP)  ## bash, zsh and fish completions in ndagent/completions/, from the parsers
 	$(BIN)/python man/completions.py
 
-install:  ## for a user: pipx when there is one, else pip --user
-	if command -v pipx >/dev/null 2>&1; then pipx install --force .; \
-	else $(PYTHON) -m pip install --user .; fi
+# 'make install': for the current user, under PREFIX.  With pipx, pipx's own install
+# (pipx before 1.3.0 links no man pages: MANPATH then).  Without it, a virtual
+# environment of its own, INSTALL_VENV, whose commands are linked into PREFIX/bin and
+# man pages into PREFIX/share/man/man1, where man finds them beside PATH's bin: pip
+# --user is refused by Debian 12 and Ubuntu 23.04 on (externally-managed-environment).
+PREFIX      ?= $(HOME)/.local
+INSTALL_VENV = $(PREFIX)/share/ndagent/venv
+PIPX_MAN     = $${PIPX_HOME:-$$HOME/.local/pipx}/venvs/ndagent/share/man
+
+install:  ## for the current user: pipx when there is one, else a venv of its own in PREFIX (~/.local)
+	@if command -v pipx >/dev/null 2>&1; then \
+	  pipx install --force . || exit 1; \
+	  case "$$(pipx --version)" in 0.*|1.[012].*) \
+	    echo "make install: pipx $$(pipx --version) links no man pages (1.3.0 and later do): for" \
+	         "'man ndagent', export MANPATH=\"$(PIPX_MAN):\"";; esac; \
+	else \
+	  $(PYTHON) -m venv --clear $(INSTALL_VENV) >/dev/null 2>&1 || { \
+	    echo "make install: no pipx, and $(PYTHON) cannot make a virtual environment: install" \
+	         "pipx (apt install pipx) or the venv module (apt install python3-venv), then" \
+	         "'make install' again" >&2; exit 1; }; \
+	  $(INSTALL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check . \
+	    || exit 1; \
+	  mkdir -p $(PREFIX)/bin $(PREFIX)/share/man/man1 && \
+	  ln -sf $(INSTALL_VENV)/bin/ndagent $(INSTALL_VENV)/bin/ndagent-* $(PREFIX)/bin/ && \
+	  ln -sf $(INSTALL_VENV)/share/man/man1/ndagent*.1 $(PREFIX)/share/man/man1/ && \
+	  echo "make install: ndagent is in $(PREFIX)/bin (on PATH?), its man pages in" \
+	       "$(PREFIX)/share/man/man1; completion: eval \"\$$(ndagent completion bash)\""; \
+	fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -32,7 +32,7 @@ STATUS_WORDS = {
 
 def _words(vocabulary, what, hint=""):
     """The type of a -k or -s value: comma-separated words of ``vocabulary`` ({word:
-    name}), in any case; the names."""
+    name}), case-insensitive; the names."""
     by_case = {word.lower(): name for word, name in vocabulary.items()}
 
     def parse(text):
@@ -72,19 +72,19 @@ def add_call_options(parser):
         "-k", "--kind", action="extend", metavar="KIND",
         type=_words({kind: kind for kind in KINDS}, "kind",
                     "; an agent's own tool name: -t NAME"),
-        help=f"only calls of this kind: {', '.join(KINDS)} (in any case); repeatable "
+        help=f"only calls of this kind: {', '.join(KINDS)} (case-insensitive); repeatable "
              "or comma-separated")
     kind.words = KINDS
     parser.add_argument(
         "-t", "--tool", action="extend", metavar="NAME", type=_tool_names,
-        help="only calls of the agent's own tool NAME (in any case): Bash, "
+        help="only calls of the agent's own tool NAME (case-insensitive): Bash, "
              "run_shell_command, command_execution, an MCP tool's name, a tool of no "
              "kind; with -k, the calls of either")
     status = parser.add_argument(
         "-s", "--status", action="extend", metavar="STATUS",
         type=_words(STATUS_WORDS, "status"),
         help=f"only calls with this outcome: {', '.join(OUTCOMES)}, or the word 'ndagent "
-             "text' prints for it (failed, denied); in any case; repeatable or "
+             "text' prints for it (failed, denied); case-insensitive; repeatable or "
              "comma-separated")
     status.words = tuple(STATUS_WORDS)
 

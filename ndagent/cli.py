@@ -44,7 +44,7 @@ SUMMARY = "small Unix filters for the NDJSON event streams of AI coding agents"
 DESCRIPTION = """\
 Small Unix filters for the NDJSON event streams that AI coding agents print (the
 agents, and the command lines that print their streams, are listed below). Each input's
-agent is told from its first objects.
+agent is detected from its first objects.
 
 'ndagent VERB ...' and 'ndagent-VERB ...' are the same command; 'ndagent VERB --help'
 tells more. 'ndagent completion bash|zsh|fish' prints the completion script of both

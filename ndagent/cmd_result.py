@@ -16,7 +16,10 @@ answer already ends with one. An answer known as the stream delivers it is print
 text by text as it arrives; any other only at the run's end, and a failed run then
 prints nothing. A run cut off (with no event that ends it) still prints what it has of
 the answer, then is reported (status 1). --live prints every assistant text as it
-arrives instead, interim messages included, an empty line between two messages.
+arrives instead, interim messages included, an empty line between two messages: the
+way to watch a run of an agent whose answer is known only at its end (below), which
+is why it is not the default, on a terminal or elsewhere: what it prints is then more
+than the answer.
 
 With -z, each run's answer is printed exactly and followed by a NUL, so that answers
 that hold newlines stay apart (xargs -0, read -d ''). A message on standard error never
@@ -28,6 +31,8 @@ characters (\\u202e, \\U000e0001), which reorder or hide text."""
 
 EXAMPLES = """\
   <AGENT> 'explain main.c' | ndagent result
+  # watch any agent's texts as they come, interim messages included
+  <AGENT> 'explain main.c' | ndagent result --live
   ndagent result run.ndjson > answer.md
   ndagent result --from-result -n run.ndjson | wc -c
   # each run's answer on one line, whatever it holds (or: xargs -0, read -d '')

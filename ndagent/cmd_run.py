@@ -10,7 +10,8 @@ from argparse import ArgumentTypeError
 from importlib import import_module
 
 from ndagent import cli, options
-from ndagent.frame import REGISTRY, Command, is_output, output_file, read_here
+from ndagent.feed import is_output, output_file, read_here
+from ndagent.frame import REGISTRY, Command
 from ndagent.output import Output, write_all
 from ndagent.supervise import UNITS, Agent, Interrupted
 from ndagent.terminal import escape_controls
@@ -18,12 +19,11 @@ from ndagent.terminal import escape_controls
 SUMMARY = "run an agent, show its stream, end it when its run is over or stalls"
 
 DESCRIPTION = """\
-Run COMMAND, an agent and its arguments given after '--', with its standard output on
-a pipe; show what it prints as 'ndagent VERB' would (--show), save it exactly
-(--save), and end the agent once its run is over or when it stalls. A pipeline
-'agent | ndagent result' waits as long as the agent runs, and an agent may print the
-end of its run and never exit (below); a filter cannot end the process that writes to
-it, this command can.
+Run COMMAND, an agent and its arguments, with its standard output on a pipe; show
+what it prints as 'ndagent VERB' would (--show), save it exactly (--save), and end the
+agent once its run is over or when it stalls. A pipeline 'agent | ndagent result'
+waits as long as the agent runs, and an agent may print the end of its run and never
+exit (below); a filter cannot end the process that writes to it, this command can.
 
 The agent runs in a process group (a session) of its own. It is ended by SIGTERM to
 the whole group, then SIGKILL --grace later, so that the shells, language servers and
@@ -47,22 +47,25 @@ standard error passes through, its standard input is ndagent's.
 --show result (the default), text, tools or json prints, as the stream arrives, what
 'ndagent VERB' prints for the stream: with --save FILE, byte for byte what 'ndagent
 VERB FILE' prints (in messages and records, the stream is FILE; without --save,
-<COMMAND>). That verb's own options go with run's, before '--': 'ndagent run --show
-text -v -- ...'. --show raw prints the stream as it comes (on a terminal, control and
-invisible characters spelt out); --show none prints nothing.
+<COMMAND>). That verb's own options go with run's, before COMMAND: 'ndagent run --show
+text -v AGENT ...'. As with timeout(1) and env(1), the first word that is no option
+(nor an option's value) is COMMAND and every word after it is COMMAND's; '--' may end
+run's options too, as in 'ndagent run -- -agent-with-a-dash'. --show raw prints the
+stream as it comes (on a terminal, control and invisible characters spelt out); --show
+none prints nothing.
 
 A DURATION is a number of seconds, fractions allowed, or a number with a unit: 90s,
 10m, 1h, 0.5s. --idle 0 and --timeout 0 set no limit, as their defaults do.
 
-COMMAND's output is read as the other commands read a FILE: its agent is told from
-its first objects, or named by --agent."""
+COMMAND's output is read as the other commands read a FILE: its agent is detected
+from its first objects, or named by --agent."""
 
 EXAMPLES = """\
   # the answer as it arrives; if the agent has not exited 5 s (the default --grace)
   # after its run is over, it is ended, and the status is the run's
-  ndagent run -- <AGENT> 'fix the tests'
+  ndagent run <AGENT> 'fix the tests'
   # one line per action; ended after 10 minutes without output (--idle)
-  ndagent run --show text -v --idle 10m -- \\
+  ndagent run --show text -v --idle 10m \\
     <AGENT> 'fix the tests'
   # at most an hour in all (--timeout), the stream kept in run.ndjson
   ndagent run --timeout 1h --save run.ndjson -- \\
@@ -117,7 +120,7 @@ class RunCommand(Command):
     @classmethod
     def build_parser(cls):
         parser = super().build_parser()
-        parser.usage = "%(prog)s [OPTION ...] -- COMMAND [ARG ...]"
+        parser.usage = "%(prog)s [OPTION ...] [--] COMMAND [ARG ...]"
         # The shown verb's options are not run's: none may be taken for an abbreviation.
         parser.allow_abbrev = False
         return parser
@@ -148,16 +151,16 @@ class RunCommand(Command):
 
     @classmethod
     def parse_args(cls, parser, argv):
-        """Run's options before '--', COMMAND after it.  The options run does not know
-        are the shown verb's, parsed by that verb's parser (``args.shown``)."""
+        """Run's options and the shown verb's, then COMMAND: the first word that is no
+        option (or all after '--').  The options run does not know are the shown
+        verb's, parsed by that verb's parser (``args.shown``)."""
         argv = sys.argv[1:] if argv is None else list(argv)
-        options, command = argv, []
-        if "--" in argv:
-            split = argv.index("--")
-            options, command = argv[:split], argv[split + 1:]
-        args, rest = parser.parse_known_args(options)
+        verb_parsers = {verb: import_module(f"ndagent.cmd_{verb}").build_parser()
+                        for verb in SHOWN_VERBS}
+        before, command = options.split_command(argv, (parser, *verb_parsers.values()))
+        args, rest = parser.parse_known_args(before)
         if args.show in SHOWN_VERBS:
-            verb_parser = import_module(f"ndagent.cmd_{args.show}").build_parser()
+            verb_parser = verb_parsers[args.show]
             verb_parser.prog = parser.prog
             args.shown = verb_parser.parse_args(rest)
             rest = args.shown.files
@@ -166,9 +169,9 @@ class RunCommand(Command):
         else:
             args.shown = args
         if rest:
-            parser.error(f"unrecognized arguments: {' '.join(rest)} (COMMAND goes after '--')")
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
         if not command:
-            parser.error("a COMMAND is needed, after '--'")
+            parser.error("a COMMAND is needed, after the options")
         args.command = command
         return args
 
@@ -185,7 +188,7 @@ class RunCommand(Command):
         try:
             error = agent.start()
             if error is not None:
-                self.say(f"{agent.label}: cannot run: {error.strerror or error}")
+                self.say(f"{agent.label}: error: cannot run: {error.strerror or error}")
                 return EXIT_NOT_FOUND if isinstance(error, FileNotFoundError) else EXIT_CANNOT_RUN
             shown = self.shown_command(agent)
             try:
@@ -207,12 +210,12 @@ class RunCommand(Command):
             return None
         output = output_file(1)
         if output is not None and is_output(path, output):
-            self.say(f"{path}: the --save file is the output file")
+            self.say(f"{path}: error: the --save file is the output file")
             return False
         try:
             return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         except OSError as error:
-            self.say(f"{path}: cannot write: {error.strerror or error}")
+            self.say(f"{path}: error: cannot write: {error.strerror or error}")
             return False
 
     def shown_command(self, agent):
@@ -239,7 +242,7 @@ class RunCommand(Command):
         code = agent.process.returncode
         if agent.exited_on_its_own and code:
             how = f"exited with status {code}" if code > 0 else f"died of signal {-code}"
-            self.say(f"{agent.label}: {how}")
+            self.say(f"{agent.label}: error: {how}")
             status = max(status, options.EXIT_BAD_STREAM)
         if agent.save_failed:
             status = max(status, options.EXIT_USAGE)

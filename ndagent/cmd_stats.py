@@ -65,10 +65,10 @@ cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
 
-Formats: text, for people, the default when standard output is a terminal; ndjson, one
-NDJSON object per record or group, the default otherwise; tsv, one row per record or
-group, the tool calls by status only and no failed commands (--header names the
-columns).
+Formats: text, for people, the default (wherever standard output goes: a script asks
+for --format ndjson or tsv); ndjson, one NDJSON object per record or group (always
+with --partial); tsv, one row per record or group, the tool calls by status only and
+no failed commands (--header names the columns).
 
 Big archives: -j N reads the FILEs in N processes (by default one per core, when they
 add up to {inputs.SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
@@ -103,8 +103,9 @@ EXIT_STATUSES = (
     ("1", "an input is no agent's stream (or not the one --agent names), is not UTF-8\n"
           "text, or has a bad line under --strict"),
     ("2", "usage error, a FILE that cannot be read or that is the output file, a bad\n"
-          "partial (--merge), a worker process that died, output that cannot be\n"
-          "written, or no memory for a line (--max-line)"),
+          "partial (--merge), a worker process that died (then no figures are printed,\n"
+          "unless --keep-going), output that cannot be written, or no memory for a line\n"
+          "(--max-line)"),
     ("130", "interrupted (Ctrl-C)"),
 )
 
@@ -133,13 +134,14 @@ class StatsCommand(Command):
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},
-            None, "text on a terminal, else ndjson")
+            None, "text; ndjson with --partial")
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
             "--top", type=options.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
         options.add_jobs_option(parser)
+        options.add_keep_going_option(parser, "the figures (or the partial)")
         parser.add_argument(
             "--partial", action="store_true",
             help="print a partial for --merge (one JSON object) instead of the figures")
@@ -162,7 +164,7 @@ class StatsCommand(Command):
         self.progress = None
         form = args.format
         if form is None:
-            form = "ndjson" if args.partial or not out.terminal else "text"
+            form = "ndjson" if args.partial else "text"
         self.form = form
 
     # Reading.
@@ -181,11 +183,16 @@ class StatsCommand(Command):
     def end_output(self):
         if self.progress is not None:
             self.progress.clear()
-        if self.args.merge and self.status == options.EXIT_USAGE:
-            return  # a partial refused or not read: figures without it would mislead
+        if self.by == "run":
+            return  # each record was printed with its run
+        if self.status == options.EXIT_USAGE and not self.args.keep_going:
+            # An input (or a partial) not read: figures without it would mislead.
+            self.say("error: no figures printed: an input was not read (--keep-going "
+                     "prints them without it)")
+            return
         if self.args.partial:
             self._write_partial()
-        elif self.by != "run":
+        else:
             self._write_groups()
 
     def _conflict(self):

@@ -24,8 +24,12 @@ progressive form ('Reading file', 'Running terminal command', 'Using tool'), so 
 long call shows at once; at the end of a run (one cut off, say), each call still open
 gets a line of its own, its action in the progressive form and ' (pending)'.
 
-Every agent's tools are told by the same kinds (which of its tools is which, below); a
+Every agent's tools are named by the same kinds (which of its tools is which, below); a
 tool of no kind keeps its own name and prints 'Used tool'.
+
+With several FILEs or a directory, each line begins with the FILE it came from and a
+colon, as grep's lines do ('logs/a.ndjson:Read file'); -H asks for it with one FILE,
+--no-filename never.
 
 -k, -t and -s select the calls whose lines are printed, as for 'ndagent tools': by
 kind (shell, read, webSearch, ...), by the agent's own tool name, by outcome (failed,
@@ -81,8 +85,9 @@ STARTS = {
 PENDING = " (pending)"
 
 # SGR sequences: dim for the target, red for an outcome that is not success, yellow for
-# a call still open.
+# a call still open, magenta for the file name (as grep's).
 _DIM, _RED, _YELLOW, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[33m", "\x1b[0m"
+_MAGENTA = "\x1b[35m"
 
 
 class TextCommand(Command):
@@ -112,7 +117,8 @@ class TextCommand(Command):
                  "form ('Reading file', 'Running terminal command'), and at the end of a "
                  "run one for each call still open, marked (pending)",
         ).brief = "also print a line as each call starts"
-        options.add_color_option(parser, "the target and the outcome")
+        options.add_color_option(parser, "the file name, the target and the outcome")
+        options.add_filename_options(parser)
         add_call_options(parser)
 
     def __init__(self, args, prog, out):
@@ -129,6 +135,7 @@ class TextCommand(Command):
     @classmethod
     def check_options(cls, parser, args):
         super().check_options(parser, args)
+        options.resolve_filename(args)
         if args.final and args.progress:
             parser.error("--progress is for the lines of calls, not with --final")
 
@@ -159,7 +166,7 @@ class TextCommand(Command):
         kind, until it ends (or is listed open at its run's end)."""
         target = start.target if self.args.verbose else None
         if self.args.progress:
-            self.write_line(STARTS.get(start.kind, "Using tool"), target)
+            self.write_line(start, STARTS.get(start.kind, "Using tool"), target)
             return (start.kind, target), getsizeof(target)
         if target is None or start.call_id is None:
             return None
@@ -177,12 +184,21 @@ class TextCommand(Command):
         if self.args.verbose:
             started = None if kept is None else kept[1]
             target = end.target if started is None or end.args is not None else started
-        self.write_line(ACTIONS.get(end.kind, "Used tool"), target,
+        self.write_line(end, ACTIONS.get(end.kind, "Used tool"), target,
                         OUTCOME_SUFFIXES.get(end.outcome, ""), _RED)
 
-    def write_line(self, action, target, suffix="", suffix_color=None):
-        """One line: the action, ': TARGET' (spelt out, dim), the suffix (coloured)."""
-        line = action
+    def file_name(self, where):
+        """What begins each line of ``where`` (anything with a ``source``): its FILE and a
+        colon with -H, else nothing."""
+        if not self.args.with_filename:
+            return ""
+        name = escape_field(where.source) + ":"
+        return f"{_MAGENTA}{name}{_RESET}" if self.color else name
+
+    def write_line(self, where, action, target, suffix="", suffix_color=None):
+        """One line: -H's FILE:, the action, ': TARGET' (spelt out, dim), the suffix
+        (coloured)."""
+        line = self.file_name(where) + action
         if target is not None:
             target = ": " + escape_field(target)
             line += f"{_DIM}{target}{_RESET}" if self.color else target
@@ -193,7 +209,7 @@ class TextCommand(Command):
     def end_run(self, end, pending):
         if self.args.progress and self.filter.shows("pending"):
             for kind, target in pending:
-                self.write_line(STARTS.get(kind, "Using tool"), target, PENDING, _YELLOW)
+                self.write_line(end, STARTS.get(kind, "Using tool"), target, PENDING, _YELLOW)
         text = None
         if self.args.final:
             text = ("".join(self.final_segment) if self.format.live_answer
@@ -203,6 +219,9 @@ class TextCommand(Command):
             text = escape_controls(text, keep_lines=True)
             if not text.endswith("\n"):
                 text += "\n"
+            name = self.file_name(end)
+            if name:  # on each line, as grep does
+                text = "".join(name + line for line in text.splitlines(keepends=True))
             self.out.write(text.encode("utf-8", "replace"))
         super().end_run(end, pending)
 

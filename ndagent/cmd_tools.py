@@ -12,19 +12,21 @@ DESCRIPTION = f"""\
 Pair each tool call's started and completed events (by call_id) and print one NDJSON
 record for it the moment it completes:
 
-  call_id, kind, name, status, args, result, session_id, model_call_id,
+  call_id, kind, name, status, args, target, result, session_id, model_call_id,
   duration_ms, source, line, agent, parent
 
 kind is the tool's kind (read, write, edit, shell, mcp, ...: those -k takes), or its
 own name for a tool of none; name is the agent's own name of the tool; status is
 success, failure, permissionDenied, rejected, error, unknown (a result of another
 shape) or pending; args come from the started event when the completed one has none
-(a denied call); result is what the call gave back; model_call_id is the id of the
-model's message that made the call; duration_ms is the time between the two events,
-when both have one; source and line say where the call started (or completed, when no
-started event was seen); agent is the agent whose stream it is (its --agent name);
-parent is the call_id of the subagent call that made this call, else null. Where the
-agent's stream has none of these, it is null; what each is for each agent, below.
+(a denied call); target is what the call acts on, named alike for every agent: the
+path, command, pattern, query, url or tool name (as in 'ndagent text -v'); result is
+what the call gave back; model_call_id is the id of the model's message that made the
+call; duration_ms is the time between the two events, when both have one; source and
+line say where the call started (or completed, when no started event was seen); agent
+is the agent whose stream it is (its --agent name); parent is the call_id of the
+subagent call that made this call, else null. Where the agent's stream has none of
+these, it is null; what each is for each agent, below.
 
 A call that never completes is printed at the end of its run with status pending, or
 with the outcome the run's end gives it; so is a call started with no call_id, which
@@ -35,18 +37,17 @@ need of the calls still open is kept in memory, at most {MAX_OPEN_CALLS} calls a
 with a warning.
 
 --format tsv prints the columns call_id, kind, status, target, duration_ms, agent,
-parent instead, the target being the path, command, pattern, query, url or tool name
-(as in 'ndagent text -v'), with backslash, tab, newline and carriage return written as
-\\\\, \\t, \\n and \\r, so that every call is exactly one row, and other control
-characters and the characters that reorder or hide text as \\x1b, \\u202e, \\u200b,
-\\U000e0001 and the like, so that none reaches a terminal raw.
+parent, source, line instead (--header names them), with backslash, tab, newline and
+carriage return written as \\\\, \\t, \\n and \\r, so that every call is exactly one
+row, and other control characters and the characters that reorder or hide text as
+\\x1b, \\u202e, \\u200b, \\U000e0001 and the like, so that none reaches a terminal raw.
 
 """ + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
   <AGENT> 'fix the tests' | ndagent tools -s failure
   ndagent tools -k shell --format tsv run.ndjson | cut -f4      # the commands it ran
-  ndagent tools -k edit,write run.ndjson | jq -r .args.path | sort -u
+  ndagent tools -k edit,write run.ndjson | jq -r .target | sort -u
   ndagent tools -s pending --format tsv --header logs/*.ndjson   # never answered
   # the slowest shell commands of a day of runs
   ndagent tools -k shell --format tsv logs/*.ndjson | sort -t $'\\t' -k5 -rn | head
@@ -54,7 +55,8 @@ EXAMPLES = """\
   check-denied: run.ndjson
   \t! ndagent tools -s permissionDenied $< | grep -q ."""
 
-TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms", "agent", "parent")
+TSV_COLUMNS = ("call_id", "kind", "status", "target", "duration_ms", "agent", "parent",
+               "source", "line")
 
 
 class ToolsCommand(Command):
@@ -139,6 +141,7 @@ class ToolsCommand(Command):
             "name": name,
             "status": status,
             "args": args,
+            "target": target,
             "result": None if end is None else end.result,
             "session_id": _field("session_id", end, start),
             "model_call_id": _field("model_call_id", end, start),
@@ -149,7 +152,6 @@ class ToolsCommand(Command):
             "parent": _field("parent", end, start),
         }
         if self.tsv:
-            record["target"] = target
             self.out.write(tsv_row(record[column] for column in TSV_COLUMNS))
         else:
             self.out.write_json(record)

@@ -4,7 +4,7 @@ from sys import getsizeof
 
 from ndagent import cli, inputs, options
 from ndagent.formats import all_formats
-from ndagent.frame import Command
+from ndagent.frame import Command, noise_message
 from ndagent.model import FORGOTTEN, MAX_OPEN_CALLS, Answer
 from ndagent.sources import source_name
 from ndagent.terminal import QUOTE_LIMIT, escape_controls, quote
@@ -17,7 +17,8 @@ SUMMARY = "check a stream against the format, with exact line numbers"
 CHECKS = {
     "json": ("error", "a line is not a JSON object in UTF-8"),
     "truncated": ("error", "the last line, with no newline, is not whole JSON: cut off"),
-    "noise": ("warning", "a line is not JSON, where the agent writes such lines"),
+    "noise": ("warning", "a line is not JSON but one the agent's CLI is known to write (a "
+                         "banner, a runtime warning): each agent's are listed below"),
     "agent": ("error", "the input is no agent's stream (json output is not one), or not "
                        "the one --agent names"),
     "other-agent": ("error", "an event of another agent than the input's, after its first"),
@@ -103,6 +104,14 @@ def _listing(checks):
                      for name, (severity, meaning) in checks.items())
 
 
+def _noise(module):
+    """The lines ``module``'s CLI is known to write besides its stream, for --help."""
+    if not module.noise_lines:
+        return ""
+    said = ", ".join(f"'{escape_controls(start.decode())}'" for start in module.noise_lines)
+    return f"\n  {module.name} noise: the lines that begin {said}"
+
+
 class ValidateCommand(Command):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "validate", SUMMARY, DESCRIPTION, EXAMPLES
     EXIT_STATUSES = EXIT_STATUSES
@@ -118,7 +127,8 @@ class ValidateCommand(Command):
     def build_parser(cls):
         parser = super().build_parser()
         listing = [f"checks:\n{_listing(CHECKS)}"]
-        listing += [f"{each.name} checks:\n{_listing(each.checks)}" for each in all_formats()]
+        listing += [f"{each.name} checks:\n{_listing(each.checks)}{_noise(each)}"
+                    for each in all_formats()]
         parser.epilog = "\n\n".join(listing) + f"\n\n{parser.epilog}"
         return parser
 
@@ -221,8 +231,8 @@ class ValidateCommand(Command):
     def bad_line(self, bad):
         if bad.cut_off:
             self.report(bad, "truncated", bad.message)
-        elif self.format.noise_lines:
-            self.report(bad, "noise", bad.message)
+        elif self.format.is_noise(bad):
+            self.report(bad, "noise", noise_message(bad))
         else:
             self.report(bad, "json", bad.message)
 

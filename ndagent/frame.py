@@ -12,31 +12,17 @@ merges what they found (``partial``, ``merge``) and writes alone what comes once
 output (``begin_output``, ``end_output``).
 """
 
-import os
-import stat
 
 from ndagent import engine, inputs
-from ndagent.decoder import BadLine, Event, Skipped, batches
-from ndagent.formats import Detector, OtherAgents
-from ndagent.model import FORGOTTEN, CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.feed import Stop, Where, output_file, read_here
+from ndagent.model import FORGOTTEN
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
-from ndagent.selection import LateSelection, Selection
-from ndagent.sources import Part, source_name
+from ndagent.sources import STREAM_FILES, Part, source_name
 from ndagent.terminal import escape_controls, quote
 from ndagent.totals import Totals
 
 # VERB -> its Command class, filled as the classes are defined.
 REGISTRY = {}
-
-
-class _Stop(Exception):
-    """Ends the stream early with a status (``--strict`` at a bad line)."""
-
-    def __init__(self, status):
-        super().__init__(status)
-        self.status = status
-
-
 
 
 class Command:
@@ -131,10 +117,24 @@ class Command:
         (``begin_output``, ``end_output``: never by a process that reads a share of the
         inputs) around the reading of the inputs (``read``).  The exit status."""
         self.begin_output()
-        self.read(list(self.args.files) or ["-"])
+        found = self.input_names()
+        if found:  # none: only directories that hold no stream (never standard input)
+            self.read(found)
         self.end_output()
         self.out.flush()
         return self.status
+
+    def input_names(self):
+        """The inputs to read: the FILEs, a directory's stream files in its place
+        (``inputs.expand``; one that holds none is a warning), or standard input when
+        there is no FILE."""
+        if not self.args.files:
+            return ["-"]
+        found, empty = inputs.expand(self.args.files)
+        for folder in empty:
+            self.warn(Where(source_name(folder), None),
+                      f"no stream file in this directory ({STREAM_FILES})")
+        return found
 
     def read(self, inputs):
         """Read the inputs, the work shared among processes where it pays."""
@@ -216,7 +216,7 @@ class Command:
         """The input held no event at all: when an agent fails before it starts, it
         prints nothing (or only lines that are not events).  An error, status 1, said at
         line 1 as validate says it."""
-        self.error(_Where(source, 1),
+        self.error(Where(source, 1),
                    "no events: the agent printed nothing, or failed before it began")
 
     def not_read(self, where, message):
@@ -233,17 +233,20 @@ class Command:
         self.bad_line(event)
 
     def bad_line(self, bad):
-        """A line that is not a JSON object: skipped with a warning, or the end of the
-        stream under ``--strict``."""
+        """A line that is not a JSON object: skipped with a warning (one the agent's CLI
+        is known to write, noise, says so, with the check validate names it by), or the
+        end of the stream under ``--strict``."""
+        message = bad.message
+        if self.format.is_noise(bad):
+            message = f"{noise_message(bad)} [noise]"
         if self.strict:
-            self.error(bad, bad.message)
-            raise _Stop(EXIT_BAD_STREAM)
-        self.warn(bad, "skipped: " + bad.message)
+            self.error(bad, message)
+            raise Stop(EXIT_BAD_STREAM)
+        self.warn(bad, "skipped: " + message)
 
     def unreadable(self, item):
         self.all_read = False
-        where = item.source if item.line is None else f"{item.source}:{item.line}"
-        self.say(f"{where}: error: cannot read: {item.reason}")
+        self.say(f"{_place(item)}: error: cannot read: {item.reason}")
         # The OS's refusal is the user's to mend (status 2); text in another encoding
         # is a bad stream (status 1).
         self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
@@ -251,7 +254,7 @@ class Command:
     def error(self, where, text, once=None):
         """An error at ``where`` (anything with ``source`` and ``line``): status 1.
         Labelled as validate labels its diagnostics, so that grep ': error:' finds it."""
-        self.say(f"{where.source}:{where.line}: error: {text}", once)
+        self.say(f"{_place(where)}: error: {text}", once)
         self.status = max(self.status, EXIT_BAD_STREAM)
 
     def warn(self, where, text, once=None):
@@ -259,7 +262,7 @@ class Command:
         if self.strict:
             self.error(where, text, once)
         elif not self.quiet:
-            self.say(f"{where.source}:{where.line}: warning: {text}", once)
+            self.say(f"{_place(where)}: warning: {text}", once)
 
     def say(self, text, once=None):
         """One line on standard error, control characters spelt out; with ``once``, a
@@ -290,80 +293,16 @@ class Command:
         rest: a part not read to its end, --strict)."""
 
 
-# How many items of an input are held at most until its agent is told.
-HOLD_LINES = 10_000
+def noise_message(bad):
+    """What is said of a bad line that is noise (``Format.is_noise``)."""
+    start = quote(bad.start.decode("utf-8", "replace"))
+    return f'noise the agent writes besides its stream: "{start}"'
 
 
-class _Where:
-    """A place in the input: a line that is no item."""
-
-    __slots__ = ("source", "line")
-
-    def __init__(self, source, line):
-        self.source = source
-        self.line = line
-
-
-class _OtherAgent:
-    """An object of another agent than the input's, found after detection: a bad line
-    (not one cut short), whose message names both."""
-
-    __slots__ = ("source", "line", "message")
-    cut_off = False
-
-    def __init__(self, event, other, module):
-        self.source = event.source
-        self.line = event.line
-        self.message = f"a {other.name} event in a {module.name} stream"
-
-
-def _dispatch(command, pairer, events, where):
-    """Hand the model events of one item to ``command``: whether a run began.  A run
-    cut off is said to end at ``where``: the item that began the next run, or the last
-    line decoded when the input ended (or None: where its format says)."""
-    began = False
-    for event in events:
-        kind = event.__class__
-        if kind is Text:
-            command.text(event)
-        elif kind is ToolEnd:
-            if command.wants_call(event):
-                key = event.call_id
-                command.call_ended(None if key is None else pairer.complete(key), event)
-        elif kind is ToolStart:
-            if command.wants_call(event):
-                kept = command.keep(event)
-                if kept is not None:
-                    earlier, dropped = pairer.start(event.call_id, *kept)
-                    if earlier is not None:
-                        command.call_again(earlier, event)
-                    if dropped:
-                        command.calls_dropped(dropped, event, pairer.overflow)
-        elif kind is RunStart:
-            began = True
-            command.begin_run(event)
-        elif kind is RunEnd:
-            if event.cutoff and where is not None:
-                event.source, event.line = where.source, where.line
-            if event.totals is not None:
-                event = _own_figures(command, event)
-            command.end_run(event, pairer.close())
-        else:
-            command.note(event)
-    return began
-
-
-def _own_figures(command, end):
-    """``end`` with its figures the run's own where the agent reports running totals
-    (ndagent.totals); a run whose earlier runs are missing keeps them, said once."""
-    end, unknown = command.totals.settle(end)
-    if unknown is not None:  # a share read apart: the shares before it may know
-        command.out.ask(unknown)
-    if end.tokens_from != "run" and end.totals[1] is not None:
-        command.warn(end, f"the figures of this run are its {end.tokens_from.replace('_', ' ')} "
-                          "so far: the runs before it are not in the input",
-                     once="running-total")
-    return end
+def _place(where):
+    """How a message names ``where``: FILE:LINE, or FILE alone (no line: a directory,
+    a FILE that could not be opened)."""
+    return where.source if where.line is None else f"{where.source}:{where.line}"
 
 
 def read_inputs(command, names, progress=None):
@@ -479,7 +418,7 @@ def _run(command, work_shares, jobs, taken):
 
     if not engine.run(work_shares, jobs, command.out, _share_reader(command),
                       taken_with_totals, command.totals.knows):
-        command.say("a worker process died (killed? out of memory?): some FILEs were not "
+        command.say("error: a worker process died (killed? out of memory?): some FILEs were not "
                     "read")
         command.status = max(command.status, EXIT_USAGE)
         command.stopped = True
@@ -508,275 +447,3 @@ def _share_reader(command):
 
     return work
 
-
-def read_here(command, names):
-    """Feed the inputs ``names`` to ``command`` in this process: each input's agent is told
-    (``--agent``, or from its first objects), its format's Reader turns its items into
-    model events, and the frame pairs their calls.  The command's exit status."""
-    state = _State(command)
-    output = output_file(command.out.fd)
-    try:
-        for name in names or ("-",):
-            _read_input(command, name, state, output)
-        state.end_reader(command)
-        if not state.began and not command.per_input and state.read is not None:
-            command.no_run(state.read)
-        command.finish()
-    except _Stop as stop:
-        command.status = max(command.status, stop.status)
-        command.stopped = True
-    command.out.flush()
-    return command.status
-
-
-def _read_input(command, name, state, output):
-    """Read one input; a command that reads each on its own ends it here."""
-    source = source_name(name)
-    if output is not None and is_output(name, output):
-        command.say(f"{source}: error: input file is output file")
-        command.status = max(command.status, EXIT_USAGE)
-        return
-    detector = Detector(command.forced_agent)
-    decision = inputs.detect_head(name, detector)
-    if decision is not None and decision[0] is None:
-        command.not_read(_Where(source, decision[1]), decision[2])
-        return
-    module = None if decision is None else decision[0]
-    if state.reader is not None and (command.per_input or state.reader.format is not module):
-        state.end_reader(command)
-    state.events, state.whole, state.last = 0, True, None
-    if module is None:
-        if not _read_undecided(command, name, source, detector, state):
-            return
-    else:
-        if state.reader is None:
-            state.reader = _reader(module, source, command)
-        for batch in batches((name,), _selection(module, command), **_decoding(command)):
-            _handle(state, command, batch)
-    if state.whole:
-        state.read = source
-    if command.per_input:
-        state.end_reader(command)
-        if not state.began and state.whole:
-            command.no_run(source)
-        state.began = False
-        command.end_input(source, state.events)
-        command.out.flush()
-
-
-def _read_undecided(command, name, source, detector, state):
-    """Read an input whose head did not tell its agent (standard input, a pipe, a
-    compressed FILE): its items are held until one tells it, or its end does.  Whether
-    it was read (else it was reported, and not read)."""
-    want = LateSelection()
-    held = []
-    decided = False
-    for batch in batches((name,), want, **_decoding(command)):
-        if not decided:
-            batch, decision = _hold(batch, held, detector)
-            if decision is None:
-                continue
-            if not _decided(command, source, decision, state):
-                return False
-            want.selection = _selection(decision[0], command)
-            batch = _selected(held + batch, want.selection)
-            decided = True
-        _handle(state, command, batch)
-    if not decided:
-        decision = detector.end()
-        if not _decided(command, source, decision, state):
-            return False
-        _handle(state, command, _selected(held, _selection(decision[0], command)))
-    return True
-
-
-def _decided(command, source, decision, state):
-    """Act on an input's agent, told: whether it is read (else it is reported)."""
-    if decision[0] is None:
-        command.not_read(_Where(source, decision[1]), decision[2])
-        return False
-    state.reader = _reader(decision[0], source, command)
-    return True
-
-
-def _decoding(command):
-    """The decoder's options for ``command``."""
-    return {"exact": command.exact, "every_line": command.every_line,
-            "max_line": command.args.max_line}
-
-
-class _State:
-    """What the frame knows of the inputs in hand: the Reader of the format read so
-    far and the call pairer; whether a run began (in this input, for per_input
-    commands; else in any), the last input read to its end (what "no events" is said
-    of); of the input in hand, how many events it held, whether it was read to its
-    end, and its last line decoded (an Event item, or None: with a prefilter, the
-    lines passed over after it are not told apart)."""
-
-    __slots__ = ("reader", "pairer", "began", "read", "events", "whole", "last")
-
-    def __init__(self, command):
-        self.reader = None
-        self.pairer = command.pairer = CallPairer()
-        self.began = False
-        self.read = None
-        self.events = 0
-        self.whole = True
-        self.last = None
-
-    def end_reader(self, command):
-        """The end of the Reader's input: the run it has open, if any, is cut off."""
-        if self.reader is not None:
-            if _dispatch(command, self.pairer, self.reader.finish(), self.last):
-                self.began = True
-            self.reader = None
-
-
-def _handle(state, command, batch):
-    """Hand one batch of items to the reader, the pairer and the command."""
-    reader, pairer = state.reader, state.pairer
-    feed_event, text = reader.event, command.text
-    # The tests for another agent's objects, by type (OtherAgents).
-    other_tests, learn_tests = reader.other_agents.by_type, reader.other_agents.tests
-    events = 0
-    for item in batch:
-        if item.__class__ is not Event:
-            _handle_other(state, command, item)
-            continue
-        events += 1
-        tests = other_tests.get(item.type)
-        if tests is None:
-            tests = learn_tests(item.type)
-        if tests:  # inline: this runs on most events of a Cursor stream
-            for decides, other in tests:
-                if decides(item.data):
-                    command.other_agent(_OtherAgent(item, other, reader.format))
-                    break
-            else:
-                other = None
-            if other is not None:
-                continue
-        found = feed_event(item)
-        if not found:
-            continue
-        if len(found) == 1 and found[0].__class__ is Text:  # the usual case
-            text(found[0])
-        elif _dispatch(command, pairer, found, item):
-            state.began = True
-    state.events += events
-    for item in reversed(batch):
-        if item.__class__ is Event:
-            state.last = item
-            break
-    command.out.flush()
-
-
-def _handle_other(state, command, item):
-    """An item that is no event: lines passed over, a bad line, a read that failed."""
-    kind = item.__class__
-    if kind is Skipped:
-        reader = state.reader
-        if item.known() and reader.awaits_run():
-            item = _first_own_line(item, reader)
-            if item is None:
-                return
-        found = reader.skipped(item)
-        if found and _dispatch(command, state.pairer, found, item):
-            state.began = True
-    elif kind is BadLine:
-        command.bad_line(item)
-    else:
-        command.unreadable(item)
-        state.whole = False
-
-
-def _first_own_line(item, reader):
-    """The first of the lines passed over that holds an object of the reader's agent
-    (not another agent's, nor no object: those begin no run when decoded), as a
-    Skipped item of its own; None when there is none.  Only where a run would begin."""
-    others = reader.other_agents
-    for number, value in item.lines():
-        if value.__class__ is not dict:
-            continue
-        kind = value.get("type")
-        if not any(decides(value) for decides, _ in others.tests(
-                kind if kind.__class__ is str else None)):
-            return Skipped(item.source, number)
-    return None
-
-
-def _reader(module, source, command):
-    """A Reader of ``module`` for ``source``, and the command told which format it reads;
-    the reader holds besides the test for another agent's objects (``other_agents``)."""
-    reader = module.reader(source, command.checks, command.reader_needs(module))
-    reader.format = command.format = module
-    reader.other_agents = OtherAgents(module)
-    return reader
-
-
-_SELECTIONS = {}
-
-
-def _selection(module, command):
-    """The decoder's Selection of the lines that ``command`` needs in ``module``'s
-    format (None: the command takes ``every_line``, or every line the format writes
-    may matter)."""
-    needs = None if command.every_line else command.needs_of(module)
-    if needs is None:
-        return None
-    key = (module.name, needs)
-    if key not in _SELECTIONS:
-        markers = module.markers(needs)
-        _SELECTIONS[key] = None if markers is None else Selection(markers)
-    return _SELECTIONS[key]
-
-
-def _hold(batch, held, detector):
-    """Hold the items of an input whose agent is not told yet: ``(the items after the
-    decisive one, decision)``, the decision None while undecided (the items are held).
-    Past HOLD_LINES items (lines that are no objects: noise, bad lines) it is taken as
-    at the end of the input, so that what is held stays bounded."""
-    for index, item in enumerate(batch):
-        if item.__class__ is Event:
-            decision = detector.add(item.data, item.line)
-            if decision is not None:
-                held.extend(batch[:index + 1])
-                return batch[index + 1:], decision
-        elif item.__class__ is BadLine:
-            detector.other_line(item.start, item.line)
-    held.extend(batch)
-    if len(held) >= HOLD_LINES:
-        return [], detector.end()
-    return [], None
-
-
-def _selected(held, selection):
-    """The held items, the events that the selection would have passed over as Skipped
-    (they were decoded only to tell the agent)."""
-    if selection is None:
-        return held
-    return [Skipped(item.source, item.line, value=item.data)
-            if item.__class__ is Event and not selection.wants(item.data) else item
-            for item in held]
-
-
-def output_file(fd):
-    """(device, inode) of the regular file that ``fd`` writes to, or None."""
-    try:
-        found = os.fstat(fd)
-    except OSError:
-        return None
-    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
-
-
-def is_output(name, output):
-    """Whether input ``name`` is the ``output`` file ((device, inode)): such an input is
-    refused, as cat does, since the command would read what it writes ('ndagent json f
-    >> f' grew f for ever)."""
-    if not isinstance(name, (str, bytes, os.PathLike)):
-        return False  # a stream ndagent opened itself (run's pipe)
-    try:
-        found = os.fstat(0) if name == "-" else os.stat(name)
-    except OSError:
-        return False
-    return (found.st_dev, found.st_ino) == output

@@ -17,7 +17,7 @@ import stat
 import orjson
 
 from ndagent.formats import Detector, OtherAgents, get
-from ndagent.sources import Part, compression
+from ndagent.sources import STREAM_SUFFIXES, Part, compression
 
 # How much of a regular file is read ahead to tell its agent before it is decoded.
 DETECT_HEAD = 1 << 20
@@ -55,6 +55,53 @@ def cores():
         return len(os.sched_getaffinity(0)) or 1
     except AttributeError:  # macOS
         return os.cpu_count() or 1
+
+
+def expand(names):
+    """The inputs named, each directory replaced by the stream files below it (their
+    names end in STREAM_SUFFIXES), at every depth, sorted by name as 'rg --sort path'
+    lists them: ``(inputs, the directories that hold none)``.  A directory that cannot
+    be listed stays an input, so that reading it reports why; a link to a directory
+    below one given is not followed (no loop)."""
+    found, empty = [], []
+    for name in names:
+        if not (isinstance(name, (str, bytes, os.PathLike)) and name != "-"
+                and os.path.isdir(name)):
+            found.append(name)
+            continue
+        files = _stream_files(os.fspath(name))
+        if not files:
+            empty.append(name)
+        found.extend(files)
+    return found, empty
+
+
+def _stream_files(top):
+    """The stream files below the directory ``top``, in name order, depth first (a
+    directory's files come where its name does); a directory that cannot be listed
+    in their place."""
+    found = []
+    listings = [_listing(top, found)]  # an iterator over each directory being listed
+    while listings:
+        entry = next(listings[-1], None)
+        if entry is None:
+            listings.pop()
+        elif entry.is_dir(follow_symlinks=False):
+            listings.append(_listing(entry.path, found))
+        elif entry.name.endswith(STREAM_SUFFIXES):
+            found.append(entry.path)
+    return found
+
+
+def _listing(folder, found):
+    """The entries of ``folder`` in name order; none when it cannot be listed, and then
+    the folder itself among the ``found``, for its reader to report."""
+    try:
+        with os.scandir(folder) as entries:
+            return iter(sorted(entries, key=lambda entry: entry.name))
+    except OSError:
+        found.append(folder)
+        return iter(())
 
 
 def size(name):

@@ -10,6 +10,7 @@ from ndagent import __version__
 from ndagent.decoder import MAX_LINE
 from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
 from ndagent.output import die_of_sigpipe, write_all, write_message
+from ndagent.sources import STREAM_FILES
 from ndagent.terminal import escape_controls
 
 # Without -j, the FILEs of a verb that reads each on its own are shared among
@@ -91,7 +92,7 @@ class Parser(argparse.ArgumentParser):
 
     def agents_paragraphs(self):
         """The paragraphs that end the description (for --help and the man pages): for
-        ndagent itself, how an input's agent is told; for a verb, what the agents'
+        ndagent itself, how an input's agent is detected; for a verb, what the agents'
         formats say of it, and where the former is."""
         if self.verb is None:
             return agents_help()
@@ -111,7 +112,7 @@ class Parser(argparse.ArgumentParser):
             lines += ["", "commands:", parts["commands"]]
         lines += ["", "example:", *first_example(parts["examples"]), "",
                   f"More: --help, 'man {self.prog.replace(' ', '-')}'"
-                  + ("." if self.verb is None else "; how an agent is told: 'man ndagent'.")]
+                  + ("." if self.verb is None else "; how an agent is detected: 'man ndagent'.")]
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
     def short_usage(self):
@@ -161,10 +162,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def _attach_optional_values(parser, args):
-    """GNU's rule for an option whose value is optional (``nargs="?"``, as --color): it
-    takes a value only when attached (``--color=never``), so that a bare ``--color``
-    means its ``const`` and the word after it stays an argument (a FILE): argparse
-    alone took the FILE for the option's value."""
+    """An option whose value is optional (``nargs="?"``, as --color) takes the next
+    word as its value only when it is one of its choices (``--color never FILE``), or
+    an attached value (``--color=never``); else a bare ``--color`` means its ``const``
+    and the word after it stays an argument (a FILE): argparse alone took any word
+    after it for the option's value."""
     optional = {name: action for action in parser._actions
                 if action.nargs == "?" and action.option_strings
                 for name in action.option_strings}
@@ -172,21 +174,82 @@ def _attach_optional_values(parser, args):
         return args
     names = [name for name in parser._option_string_actions if name.startswith("--")]
     given = []
-    for index, arg in enumerate(args):
+    words = iter(enumerate(args))
+    for index, arg in words:
         if arg == "--":
             return given + args[index:]
-        name = arg
-        if arg.startswith("--") and arg not in optional and "=" not in arg:
-            found = [option for option in names if option.startswith(arg)]
-            if len(found) == 1:  # an abbreviation, as argparse allows
-                name = found[0]
+        name = _full_name(arg, names)
         action = optional.get(name)
-        given.append(arg if action is None else f"{name}={action.const}")
+        if action is None:
+            given.append(arg)
+            continue
+        following = args[index + 1] if index + 1 < len(args) else None
+        if following is not None and action.choices and following in action.choices:
+            next(words)
+            given.append(f"{name}={following}")
+        else:
+            given.append(f"{name}={action.const}")
     return given
+
+
+def _full_name(arg, names):
+    """The long option ``arg`` names, where it is a unique abbreviation of one of
+    ``names`` (as argparse allows); else ``arg`` (an attached value: no option here)."""
+    if not arg.startswith("--") or "=" in arg or arg in names:
+        return arg
+    found = [option for option in names if option.startswith(arg)]
+    return found[0] if len(found) == 1 else arg
+
+
+def split_command(argv, parsers):
+    """``(options, command)`` of a command line that runs a COMMAND, as timeout, nice
+    and env read theirs: the first word that is no option, nor an option's value,
+    begins COMMAND, and all that follows is its arguments; '--' may end the options.
+    ``parsers``: those whose options may come before COMMAND, which say which options
+    take a value (a word of its own, unless attached: ``--save=FILE``, ``-kshell``)."""
+    actions = {name: action for parser in parsers
+               for name, action in parser._option_string_actions.items()}
+    longs = [name for name in actions if name.startswith("--")]
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "--":
+            return argv[:index], argv[index + 1:]
+        if not arg.startswith("-") or arg == "-":
+            break
+        index += 1 + _value_words(actions, longs, arg, argv[index + 1:])
+    return argv[:index], argv[index:]
+
+
+def _value_words(actions, longs, arg, rest):
+    """How many words after the option ``arg`` are its value: 0 or 1.  ``actions``:
+    {option string: action}; ``longs``: the long ones, for abbreviations."""
+    if arg.startswith("--"):
+        action = actions.get(_full_name(arg, longs))
+        return 0 if action is None or "=" in arg else _takes(action, rest)
+    for at, char in enumerate(arg[1:], 2):  # short options together: -vq, -vk NAME, -kNAME
+        action = actions.get(f"-{char}")
+        if action is None:
+            return 0  # the parser reports it
+        if action.nargs != 0:
+            return 0 if at < len(arg) else _takes(action, rest)
+    return 0
+
+
+def _takes(action, rest):
+    """Whether the option of ``action``, given without a value attached, takes the next
+    word (``rest[0]``) as its value."""
+    if action.nargs == 0:
+        return 0
+    if action.nargs == "?":
+        return int(bool(rest) and bool(action.choices) and rest[0] in action.choices)
+    return 1
 
 
 # --color, in every command that colours its output: a bare --color is always, as in
 # GNU grep and ls; auto colours on a terminal, unless NO_COLOR is set or TERM is dumb.
+# WHEN is taken attached (--color=never) or as the next word (--color never), never a
+# word that is not one of them (a FILE).
 COLOR_CHOICES = ("auto", "always", "never")
 COLOR_ENVIRONMENT = {
     "NO_COLOR": "when set and not empty, --color=auto does not colour (no-color.org)",
@@ -199,8 +262,9 @@ def add_color_option(parser, what):
     parser.add_argument(
         "--color", nargs="?", choices=COLOR_CHOICES, const="always", default="auto",
         metavar="WHEN",
-        help=f"colour {what}: always (a bare --color), never, or auto (the default): when "
-             "standard output is a terminal, NO_COLOR is not set and TERM is not dumb")
+        help=f"colour {what}: WHEN is always (a bare --color too), never, or auto (the "
+             "default): when standard output is a terminal, NO_COLOR is not set and TERM is "
+             "not dumb; '--color never' and '--color=never' are the same")
 
 
 # --format: the same value name for the same output in every verb (ndjson: one JSON
@@ -261,15 +325,16 @@ def agents_help():
                  if found is not None else "it is reported")
     other = f"a {formats[-1].name} event in a {formats[0].name} stream"
     return _fill(
-        f"Agents: each FILE (and standard input) is read as the stream of the agent that "
-        f"its first JSON objects tell, by their keys and values: {listing}; objects before "
+        f"Agents: each FILE (and standard input) is read as the stream of the agent "
+        f"detected from its first JSON objects, by their keys and values: {listing}; objects "
+        f"before "
         f"the first decisive one are held and handled after it. With none in "
         f"{DETECT_OBJECTS} objects or in the whole input, {otherwise}, 'not an agent "
         f"stream', and not read (status 1); so is an agent's json output rather than its "
         f"stream (an array of objects, or a lone '{{' or '[' line, and no decisive "
         f"object): 'json output, not stream-json'. --agent NAME names the agent instead: "
         f"an input of another agent is reported and not read (status 1). Once the agent "
-        f"is told, an object of another agent is a bad line, '{other}': skipped with a "
+        f"is detected, an object of another agent is a bad line, '{other}': skipped with a "
         f"warning (an error in validate), wherever a line is decoded: every line in "
         f"validate and under --strict, else the lines that may hold an event the command "
         f"needs.")
@@ -283,7 +348,7 @@ def agents_prose(verb):
 
 
 # Where a verb's --help sends the reader for what every command shares.
-SEE_DETECTION = ("How each input's agent is told, and what --agent does: 'ndagent --help' "
+SEE_DETECTION = ("How each input's agent is detected, and what --agent does: 'ndagent --help' "
                  "or 'man ndagent'.")
 
 
@@ -364,12 +429,14 @@ def command_parser(verb, summary, description, examples, converter=True,
     keep_parts(parser, summary, description, examples, exit_statuses)
     if files_help is not None:  # None: a command that reads no FILE (run)
         files = parser.add_argument("files", nargs="*", metavar="FILE",
-                                    help=f"{files_help}; gzip, bzip2 or xz: read decompressed")
+                                    help=f"{files_help}; gzip, bzip2 or xz: read "
+                                         "decompressed; a directory: the stream files below "
+                                         f"it ({STREAM_FILES}), in name order")
         files.complete = COMPLETE_FILES
     parser.add_argument(
         "--agent", choices=("auto", *names()), default="auto",
-        help="the agent whose stream each FILE is: auto (the default) tells it from the "
-             "first objects of each FILE: " + ", ".join(names())
+        help="the agent whose stream each FILE is: auto (the default) detects it from "
+             "the first objects of each FILE: " + ", ".join(names())
     ).brief = "auto (the default), " + ", ".join(names())
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
@@ -414,6 +481,39 @@ def keep_parts(parser, summary, description, examples, exit_statuses):
     parser.man_short_description = summary  # argparse-manpage's NAME line
     parser.help_parts = {"summary": summary, "description": description,
                          "examples": examples, "exit_statuses": exit_statuses}
+
+
+def add_filename_options(parser):
+    """``-H``/``--with-filename`` and ``--no-filename``, as grep's: whether each line
+    begins with the FILE it came from (``with_filename``: None until
+    ``resolve_filename``)."""
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument(
+        "-H", "--with-filename", dest="with_filename", action="store_const", const=True,
+        help="begin each line with the FILE it came from and a colon ('<stdin>' for "
+             "standard input): the default with several FILEs or a directory")
+    names.add_argument(
+        "--no-filename", dest="with_filename", action="store_const", const=False,
+        help="never begin a line with its FILE: the default with one FILE")
+
+
+def resolve_filename(args):
+    """Set ``args.with_filename`` where neither option says: on with several FILEs or a
+    directory, as grep -r does."""
+    if args.with_filename is None:
+        files = args.files
+        args.with_filename = len(files) > 1 or any(
+            name != "-" and os.path.isdir(name) for name in files)
+
+
+def add_keep_going_option(parser, what):
+    """``--keep-going``, for a verb whose output adds up all its inputs (``what``): by
+    default it prints nothing when an input could not be read, as figures without it
+    would mislead."""
+    parser.add_argument(
+        "--keep-going", action="store_true",
+        help=f"print {what} even when an input could not be read (status 2 still): by "
+             "default they are not printed then, as they would leave it out silently")
 
 
 def add_jobs_option(parser):

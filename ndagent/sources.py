@@ -85,6 +85,15 @@ _COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bz2", "bzip2"),
                (b"\xfd7zXZ\x00", "lzma", "xz"))
 _MAGIC_SIZE = max(len(magic) for magic, _, _ in _COMPRESSED)
 
+# The names of the files a directory given as input holds streams in: what agents'
+# streams are saved as, and the same compressed as above (a file is still told
+# compressed by its bytes, never by its name).
+STREAM_NAMES, COMPRESSED_NAMES = (".ndjson", ".jsonl", ".json"), (".gz", ".bz2", ".xz")
+STREAM_SUFFIXES = tuple(f"{kind}{compressed}" for kind in STREAM_NAMES
+                        for compressed in ("", *COMPRESSED_NAMES))
+STREAM_FILES = (f"*{', *'.join(STREAM_NAMES)}, maybe ending {', '.join(COMPRESSED_NAMES[:-1])} "
+                f"or {COMPRESSED_NAMES[-1]}")
+
 
 def compression(head):
     """(module, name) of the compressed format that ``head`` begins, or None."""

@@ -219,7 +219,7 @@ class Agent:
         try:
             self.write_all(self.save, data)
         except OSError as error:
-            self.say(f"{self.name}: cannot write: {error.strerror or error}")
+            self.say(f"{self.name}: error: cannot write: {error.strerror or error}")
             os.close(self.save)
             self.save = None
             self.save_failed = True
@@ -308,7 +308,11 @@ class Agent:
 
     def _limit(self, message):
         self.limit_fired = self.run_over_at is None
-        self.say(f"{self.label}: {message}")
+        # An error when it decides the status (124), a warning when the run was over.
+        if self.limit_fired:
+            self.say(f"{self.label}: error: {message}")
+        else:
+            self._warn(message)
         self._end()
 
     def _still_running(self):

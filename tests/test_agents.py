@@ -11,7 +11,7 @@ from conftest import fixture, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndagent import frame, inputs
+from ndagent import feed, inputs
 from ndagent.cmd_json import main as json_main
 from ndagent.cmd_result import main as result_main
 from ndagent.cmd_validate import main as validate_main
@@ -90,10 +90,10 @@ def test_a_codex_answer_is_printed_at_the_end_of_its_run(call):
 
 def test_standard_input_of_noise_is_held_only_so_long():
     """Lines that are no objects are held until the agent is told, but not without end:
-    past frame.HOLD_LINES (checked after each block read) the input is decided as at its
+    past feed.HOLD_LINES (checked after each block read) the input is decided as at its
     end (Cursor, for no object)."""
 
-    noise = b"noise\n" * (frame.HOLD_LINES * 20)  # more than one block read
+    noise = b"noise\n" * (feed.HOLD_LINES * 20)  # more than one block read
     done = run("json", "-q", input=noise + CODEX.read_bytes())
     # Read as Cursor's, the Codex objects after the noise are another agent's: no run.
     assert done.returncode == 1

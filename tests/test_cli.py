@@ -72,6 +72,7 @@ def test_exit_statuses(verb, write, tmp_path):
     assert run(verb, cut).returncode == 1
     assert run(verb, "--strict", input=b"oops\n" + VENDOR.read_bytes()).returncode == 1
     assert run(verb, tmp_path / "missing").returncode == 2
+    (tmp_path / "gone.ndjson").symlink_to(tmp_path / "nowhere")  # in a directory read
     assert run(verb, tmp_path).returncode == 2
 
 

@@ -35,6 +35,7 @@ LAYERS = (
     ("supervise",),
     ("engine",),
     ("inputs",),
+    ("feed",),
     ("frame",),
     ("cli",),
     tuple(f"cmd_{verb}" for verb in cli.VERBS),

@@ -231,14 +231,16 @@ def test_the_summary_matches_the_hand_count(call, folder):
     assert found == SUMMARY
 
 
-def test_quiet_says_nothing_and_the_default_off_a_terminal_is_json(call, folder):
+def test_quiet_says_nothing_and_the_default_is_the_text_wherever_the_output_goes(call,
+                                                                                folder):
     status, out, err = call(main, "-q", *folder)
     assert (status, err) == (0, "")
-    assert records(out)[0]["runs"] == SUMMARY["runs"]
+    assert out.decode().startswith("runs         10: 4 ok, 4 failed, 2 cut off\n")
+    assert out == on_a_terminal("stats", "-q", *folder)
 
 
 def test_one_record_per_run_with_its_file_and_line(call, folder):
-    status, out, _ = call(main, "-q", "--by", "run", *folder)
+    status, out, _ = call(main, "-q", "--format", "ndjson", "--by", "run", *folder)
     assert status == 0
     found = records(out)
     where = [(os.path.basename(record["source"]), record["line"], record["outcome"])
@@ -269,17 +271,17 @@ def test_one_record_per_run_with_its_file_and_line(call, folder):
 
 
 def test_groups_by_agent_model_and_file(call, folder):
-    _, out, _ = call(main, "-q", "--by", "agent", *folder)
+    _, out, _ = call(main, "-q", "--format", "ndjson", "--by", "agent", *folder)
     by_agent = {record["agent"]: record for record in records(out)}
     assert list(by_agent) == ["claude", "codex", "cursor", "gemini", None]
     assert [by_agent[name]["runs"]["total"] for name in by_agent] == [2, 3, 3, 2, 0]
     assert by_agent[None]["inputs_without_run"] == 1
     assert by_agent["claude"]["cost_usd"] == {"runs": 2, "total": 0.1 + 0.2}
-    _, out, _ = call(main, "-q", "--by", "model", *folder)
+    _, out, _ = call(main, "-q", "--format", "ndjson", "--by", "model", *folder)
     assert [record["model"] for record in records(out)] == [
         "auto-gemini-3", "claude-opus-4-5", "claude-sonnet-4-5", "gemini-3-pro-preview",
         "gpt-5", None]
-    _, out, _ = call(main, "-q", "--by", "file", *folder)
+    _, out, _ = call(main, "-q", "--format", "ndjson", "--by", "file", *folder)
     found = records(out)
     assert [record["source"] for record in found] == list(map(str, folder))
     assert [record["runs"]["total"] for record in found] == [1, 1, 1, 2, 2, 1, 1, 1, 0]
@@ -304,7 +306,7 @@ def test_the_real_captures_count_as_tools_prints_them(call):
     from ndagent.cmd_tools import main as tools
 
     for path in corpus_files():
-        [figures] = records(call(main, path)[1])
+        [figures] = records(call(main, "--format", "ndjson", path)[1])
         calls = records(call(tools, path)[1])
         assert figures["runs"]["ok"] == 1
         assert figures["tool_calls"] == len(calls) > 0
@@ -390,7 +392,7 @@ STATS = InProcess()
 
 
 def stats(*argv):
-    status, out, err = STATS("stats", b"", "-q", "-j", "1", *argv)
+    status, out, err = STATS("stats", b"", "-q", "-j", "1", "--format", "ndjson", *argv)
     assert status == 0, err
     return out
 
@@ -476,9 +478,10 @@ BAD_PARTIALS = [
 def test_a_bad_partial_is_one_line_and_status_2(data, message, write, call):
     path = write(data)
     status, out, err = call(main, "--merge", path)
-    assert status == 2
-    assert err.count("\n") == 1 and err.startswith(f"ndagent-stats: {path}:1: ")
-    assert message in err
+    assert (status, out) == (2, b"")
+    said, no_figures = err.splitlines()
+    assert said.startswith(f"ndagent-stats: {path}:1: ") and message in said
+    assert no_figures.startswith("ndagent-stats: error: no figures printed")
 
 
 def test_a_damaged_partial_is_refused(pool, write, call):
@@ -510,7 +513,7 @@ def test_partials_of_other_groups_do_not_merge(pool, write, call):
 @pytest.mark.parametrize("by", [None, "run"])
 def test_processes_print_what_one_process_prints(pool, by, monkeypatch):
     monkeypatch.setenv(inputs.ENVIRONMENT, "always")
-    options = ["--by", by] if by else []
+    options = ["--by", by] if by else ["--keep-going"]
     files = [*pool, *pool[:3], pool[0].parent / "missing.ndjson"]
     one = run("stats", "-j", "1", *options, *files)
     assert one.returncode == 2 and one.stdout
@@ -521,7 +524,7 @@ def test_processes_print_what_one_process_prints(pool, by, monkeypatch):
 
 def test_standard_input_among_the_files_is_read_in_order(pool, monkeypatch):
     monkeypatch.setenv(inputs.ENVIRONMENT, "always")
-    argv = [command("stats"), "-q", "--by", "run", *pool[:3], "-", *pool[4:]]
+    argv = [command("stats"), "-q", "--format", "ndjson", "--by", "run", *pool[:3], "-", *pool[4:]]
     outputs = [subprocess.run(argv[:1] + ["-j", jobs] + argv[1:], input=FOLDER["claude.ndjson"],
                               capture_output=True, timeout=60).stdout
                for jobs in ("1", "2")]
@@ -552,8 +555,8 @@ def test_workers_end_with_their_parent(pool, monkeypatch):
 def test_strict_stops_at_the_first_bad_line_whatever_the_processes(pool, write):
     bad = write(CURSOR_OK + b"oops\n" + CURSOR_OK)
     files = [*pool[:4], bad, *pool[4:]]
-    one = run("stats", "--strict", "-j", "1", "--by", "run", *files)
-    two = run("stats", "--strict", "-j", "2", "--by", "run", *files)
+    one = run("stats", "--strict", "-j", "1", "--format", "ndjson", "--by", "run", *files)
+    two = run("stats", "--strict", "-j", "2", "--format", "ndjson", "--by", "run", *files)
     assert one.returncode == two.returncode == 1
     assert (one.stdout, one.stderr) == (two.stdout, two.stderr)
     assert len(records(one.stdout)) == 6  # the five runs before, the first of the bad file
@@ -577,7 +580,7 @@ def test_exit_statuses(folder, tmp_path, write, call):
 
 def test_top_prints_that_many_failed_commands(call, folder):
     for top, count in (("1", 1), ("0", 3), ("2", 2)):
-        [found] = records(call(main, "-q", "--top", top, *folder)[1])
+        [found] = records(call(main, "-q", "--format", "ndjson", "--top", top, *folder)[1])
         assert len(found["failed_commands"]) == count
 
 

@@ -9,12 +9,12 @@ import pytest
 from conftest import command, corpus_files, fixture, lines_of, needs_corpus, run, run_of, tool_event
 
 from ndagent.cmd_tools import ToolsCommand, build_parser, main
-from ndagent.frame import read_here
+from ndagent.feed import read_here
 from ndagent.output import Output
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
-FIELDS = ["call_id", "kind", "name", "status", "args", "result", "session_id",
+FIELDS = ["call_id", "kind", "name", "status", "args", "target", "result", "session_id",
           "model_call_id", "duration_ms", "source", "line", "agent", "parent"]
 
 
@@ -31,7 +31,7 @@ def test_vendor_example_pairs_both_calls(call):
     read, write = found
     assert read == {
         "call_id": "toolu_vrtx_01NnjaR886UcE8whekg2MGJd", "kind": "read", "name": None,
-        "status": "success", "args": {"path": "README.md"},
+        "status": "success", "args": {"path": "README.md"}, "target": "README.md",
         "result": {"content": "# Project\n\nThis is a sample project...", "isEmpty": False,
                    "exceededLimit": False, "totalLines": 54, "totalChars": 1254},
         "session_id": "c6b62c6f-7ead-4fd6-9922-e952131177ff", "model_call_id": None,
@@ -86,7 +86,8 @@ def test_args_come_from_the_started_event_when_completed_has_none(call, write):
     status, found, _ = records(call, path)
     assert found == [{
         "call_id": "c1", "kind": "mcp", "name": "gh-issues", "status": "rejected",
-        "args": {"name": "gh-issues", "args": {}}, "result": {"reason": "no"},
+        "args": {"name": "gh-issues", "args": {}}, "target": "gh-issues",
+        "result": {"reason": "no"},
         "session_id": "s-1", "model_call_id": "m-0-a", "duration_ms": 150,
         "source": str(path), "line": 2, "agent": "cursor", "parent": None,
     }]
@@ -102,9 +103,9 @@ def test_records_name_their_agent_and_the_subagent_call_that_made_them(call):
                           GOLDEN / "codex" / "command-success" / "input.ndjson",
                           GOLDEN / "claude" / "subagent" / "input.ndjson")
     rows = [row.split("\t") for row in out.decode().splitlines()]
-    assert rows[0][5:] == ["agent", "parent"]
-    assert [row[5:] for row in rows[1:]] == [["codex", ""], ["claude", task],
-                                              ["claude", task], ["claude", ""]]
+    assert rows[0][5:7] == ["agent", "parent"]
+    assert [row[5:7] for row in rows[1:]] == [["codex", ""], ["claude", task],
+                                               ["claude", task], ["claude", ""]]
 
 
 def test_a_cut_off_stream_reports_its_open_calls_as_pending(call, write):
@@ -143,7 +144,7 @@ def test_a_call_with_no_call_id_is_pending_at_the_end_of_its_run(call, write):
     assert err == (f'ndagent-tools: {path}:2: warning: a tool_use of "read_file" has no '
                    "tool_id: its result cannot be paired\n")
     assert call(main, "-q", "-s", "pending", "--format", "tsv", path)[1:] == (
-        b"\tread\tpending\ta.txt\t\tgemini\t\n", "")
+        f"\tread\tpending\ta.txt\t\tgemini\t\t{path}\t2\n".encode(), "")
 
 
 def test_a_call_id_started_twice_leaves_the_first_pending(call, write):
@@ -203,14 +204,16 @@ def test_tsv_columns_and_header(call):
     path = fixture("shapes.ndjson")
     status, out, _ = call(main, "--format", "tsv", "--header", path)
     rows = out.decode().split("\n")
-    assert rows[0] == "call_id\tkind\tstatus\ttarget\tduration_ms\tagent\tparent"
-    assert [row.removesuffix("\tcursor\t") for row in rows[1:-1]] == [
+    assert rows[0] == ("call_id\tkind\tstatus\ttarget\tduration_ms\tagent\tparent\tsource\t"
+                       "line")
+    assert [row.rsplit("\tcursor\t", 1)[0] for row in rows[1:-1]] == [
         "e1\tedit\tsuccess\tsrc/app.py\t0", "g2\tgrep\tsuccess\tTODO\t0",
         "g1\tglob\tsuccess\t**/*.py\t0", "s1\tshell\tfailure\tmake test\t0",
         "s2\tshell\tpermissionDenied\trm -rf /\t", "d1\tdelete\trejected\t\t",
         "m1\tmcp\terror\tgithub-search_issues\t0", "f1\tfrobnicate\tsuccess\t\t0",
         "fn1\tfunction\tsuccess\tlookup\t"]
-    assert all(row.endswith("\tcursor\t") for row in rows[1:-1]) and rows[-1] == ""
+    assert all(row.split("\t")[5:8] == ["cursor", "", str(path)] for row in rows[1:-1])
+    assert rows[-1] == ""
     assert call(main, "--format", "tsv", path)[1] == out.split(b"\n", 1)[1]
 
 
@@ -220,16 +223,16 @@ def tsv_of_shell_call(call, write, call_id, command_text):
         tool_event("started", call_id, "shellToolCall", {"command": command_text}),
         tool_event("completed", call_id, "shellToolCall", {"command": command_text},
                    "success")))
-    return call(main, "--format", "tsv", path)[1]
+    return call(main, "--format", "tsv", path)[1].replace(f"\t{path}\t".encode(), b"\tPATH\t")
 
 
 def test_tsv_escapes_backslash_tab_newline_and_carriage_return(call, write):
     command_text = "printf 'a\\tb\\n' |\tcat\r\nls C:\\dir"
     out = tsv_of_shell_call(call, write, "x\ny", command_text)
     assert out == (b"x\\ny\tshell\tsuccess\tprintf 'a\\\\tb\\\\n' |\\tcat\\r\\nls C:\\\\dir\t"
-                   b"\tcursor\t\n")
+                   b"\tcursor\t\tPATH\t2\n")
     row = out.decode()[:-1].split("\t")
-    assert len(row) == 7 and "\n" not in out.decode()[:-1]
+    assert len(row) == 9 and "\n" not in out.decode()[:-1]
     # Undoing the escapes gives the command back.
     undone = row[3].replace("\\\\", "\0").replace("\\t", "\t").replace("\\n", "\n") \
         .replace("\\r", "\r").replace("\0", "\\")
@@ -293,4 +296,4 @@ def test_tsv_spells_out_other_control_and_reordering_characters(call, write):
     out = tsv_of_shell_call(call, write, "c\x1b", command_text)
     assert out.decode() == (
         "c\\x1b\tshell\tsuccess\tclear\\x1b[2J\\x1b]0;title\\x07 \\x9b31m\\x7f "
-        "\\u202ereversed\\u2028next \\\\x1b\t\tcursor\t\n")
+        "\\u202ereversed\\u2028next \\\\x1b\t\tcursor\t\tPATH\t2\n")

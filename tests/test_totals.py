@@ -3,10 +3,14 @@ used so far (Claude Code's cost and modelUsage over the runs of one process, Cod
 usage over the runs of one thread) count each run's own figures, in every verb that
 prints figures, in every execution mode, and through --partial and --merge."""
 
+import os
+import tempfile
+from pathlib import Path
+
 import orjson
 import pytest
 from conftest import InProcess, with_parts
-from hypothesis import given, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from ndagent.totals import MAX_KEYS, Totals
@@ -185,10 +189,16 @@ def histories(draw):
     return runs
 
 
-@settings(max_examples=20, deadline=None)
+# Few examples here, many under 'make fuzz' (NDAGENT_EXAMPLES).
+@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "20")) // 10, 20),
+          deadline=None, suppress_health_check=list(HealthCheck))
 @given(histories(), st.data())
-def test_merge_of_any_split_is_stats_over_all(tmp_path_factory, runs, data):
-    folder = tmp_path_factory.mktemp("split")
+def test_property_merge_of_any_split_is_stats_over_all(runs, data):
+    with tempfile.TemporaryDirectory() as folder:
+        _merge_of_any_split_is_stats_over_all(Path(folder), runs, data)
+
+
+def _merge_of_any_split_is_stats_over_all(folder, runs, data):
     cuts = sorted(set(data.draw(st.lists(st.integers(1, len(runs)), max_size=4))))
     files, begin = [], 0
     for cut in [*cuts, len(runs)]:

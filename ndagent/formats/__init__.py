@@ -5,7 +5,7 @@ Each module of this package declares its agent's stream in one object, ``FORMAT`
 the registry below finds the modules by themselves, so that a new agent is one module
 (``template.py`` copied and filled in) and no other file.  ``register`` adds a format
 made elsewhere (a test's, a script's).  How an input's agent is told
-(docs/agents.md#how-an-inputs-agent-is-told) is ``Detector``'s; ``OtherAgents`` tells,
+(docs/agents.md#how-an-inputs-agent-is-detected) is ``Detector``'s; ``OtherAgents`` tells,
 after that, an object of another agent in it.
 """
 

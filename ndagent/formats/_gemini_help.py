@@ -15,9 +15,9 @@ HELP = {
     "tools": "call_id is tool_id, name tool_name, args the parameters, result the output or "
              "error; a tool_use with no tool_id cannot be paired: it is printed at its run's end, "
              "with a warning.",
-    "validate": "the CLI writes lines that are not JSON (notices such as 'Loaded cached "
-                "credentials.') on its standard output: each is a warning (noise), never an "
-                "error. There is no answer check: the stream holds no answer to check against. A "
+    "validate": "the CLI writes notices that are not JSON ('Loaded cached credentials.') on "
+                "its standard output: each known one is a warning (noise), as every agent's. "
+                "There is no answer check: the stream holds no answer to check against. A "
                 "large FILE of many runs is checked in parts.",
     "stats": "the figures are those of the result event's stats; it reports no cost.",
     "run": "its run is over at its result event.",

@@ -33,8 +33,11 @@ class Format:
     Optional: ``live_answer`` (the answer is all the run's Text, known as it arrives,
     rather than only at its end: then a failed run's text is still its answer, and
     validate compares the two), ``separator`` (what ``result --live`` prints between
-    two messages), ``noise_lines`` (the agent itself writes lines that are not JSON on
-    its stream: validate warns of them), ``strict_only`` (checks reported only under
+    two messages), ``noise_lines`` (the lines that are not JSON which the agent's CLI is
+    known to write on its stream, banners and runtime warnings: the bytes each begins
+    with; such a line is a warning of its own check,
+    ``noise``, in every verb, where any other line that is not JSON is an error in
+    validate), ``strict_only`` (checks reported only under
     --strict), ``splits_between(before, after, checks)`` with ``split_needle`` (whether
     the stream may be cut between two adjacent decoded lines, each part read on its
     own with the same findings; bytes that every line ``after`` holds, to find them
@@ -57,7 +60,7 @@ class Format:
                  "running_total", "own_native", "fallback_types", "help", "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, reader,
-                 checks, run_end, live_answer=False, separator="\n\n", noise_lines=False,
+                 checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  running_total=None, own_native=None, fallback_types=None, help=None,
                  order=100):
@@ -71,7 +74,8 @@ class Format:
         self.name, self.title, self.invocation = name, title, invocation
         self.decides, self.may_decide, self.markers = decides, may_decide, markers
         self.reader, self.checks, self.run_end = reader, checks, run_end
-        self.live_answer, self.separator, self.noise_lines = live_answer, separator, noise_lines
+        self.live_answer, self.separator = live_answer, separator
+        self.noise_lines = tuple(noise_lines)
         self.strict_only = frozenset(strict_only)
         self.splits_between, self.split_needle = splits_between, split_needle
         self.refuses = refuses
@@ -79,6 +83,12 @@ class Format:
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.help = dict(help or {})
         self.order = order
+
+    def is_noise(self, bad):
+        """Whether the bad line ``bad`` (a decoder BadLine) is one the agent's CLI is known
+        to write besides its stream (``noise_lines``), rather than damage."""
+        return (not bad.cut_off
+                and bad.start.removeprefix(b"\xef\xbb\xbf").startswith(self.noise_lines))
 
     def answer(self, end):
         """The answer of a run at its end (a model RunEnd), as the agent's own json mode

@@ -672,6 +672,7 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="a result event",
+    noise_lines=(b"(node:", b"(Use `node --trace-"),  # Node's warnings, from stderr
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     refuses=_refuses,

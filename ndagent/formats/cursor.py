@@ -779,6 +779,7 @@ FORMAT = Format(
     # nothing.
     live_answer=True,
     separator="",
+    noise_lines=(b"Update available: ",),  # older CLIs' banner, before the stream
     strict_only=("unknown-type", "unknown-field"),
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,

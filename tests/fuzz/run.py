@@ -33,10 +33,11 @@ def main():
     import test_prefilter
     import test_robustness
     import test_split
+    import test_totals
     import test_validate_quick
 
     properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder,
-                                              test_inputs,
+                                              test_inputs, test_totals,
                                               test_validate_quick, test_split)
                   for name, test in vars(module).items()
                   if name.startswith("test_property_") and args.only in name]
