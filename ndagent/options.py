@@ -96,7 +96,7 @@ class Parser(argparse.ArgumentParser):
         formats say of it, and where the former is."""
         if self.verb is None:
             return agents_help()
-        return "\n\n".join(filter(None, (agents_prose(self.verb), SEE_DETECTION)))
+        return "\n\n".join(filter(None, (agents_prose(self.verb), agents_listing())))
 
     def format_short_help(self):
         """What ``-h`` prints: the usage in a line, the summary, each option in one line,
@@ -313,12 +313,22 @@ def _fill(text):
                 break_long_words=False).replace(_NO_BREAK, " ")
 
 
+def _invocations():
+    """The agents and the command lines that print their streams, for help."""
+    listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
+              for each in all_formats()]
+    return " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+
+
+def agents_listing():
+    """What a verb's --help says of the agents: which, and where detection is told."""
+    return _fill(f"Agents: {_invocations()}. {SEE_DETECTION}")
+
+
 def agents_help():
     """What every command's --help says of the agents it reads, from their formats."""
     formats = all_formats()
-    listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
-              for each in formats]
-    listing = " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+    listing = _invocations()
     found = fallback()
     otherwise = (f"an input whose objects all have types {found.title} uses is "
                  f"{found.title}'s (so is one with no object); any other is reported"
