@@ -52,12 +52,12 @@ forms, for a shell's start-up file."""
 
 EXAMPLES = """\
   <AGENT> 'fix the tests' | ndagent result
-  ndagent json run.ndjson | jq -r .result
-  # how the runs of a day ended, counted
-  ndagent json logs/*.ndjson | jq -r .subtype | sort | uniq -c
+  ndagent text -v run.ndjson
+  # how the runs of any agents ended, counted: figures over runs come from stats
+  ndagent stats --by run --format ndjson logs/*.ndjson | jq -r .outcome | sort | uniq -c
   # the session ids of the three slowest runs
-  ndagent json logs/*.ndjson | jq -r '[.duration_ms, .session_id] | @tsv' |
-    sort -rn | head -n 3 | cut -f 2
+  ndagent stats --by run --format ndjson logs/*.ndjson |
+    jq -r '[.duration_ms, .session_id] | @tsv' | sort -rn | head -n 3 | cut -f 2
   # in a Makefile: the rule fails when the agent's run failed or was cut off
   answer.md: prompt.txt
   \t<AGENT> "$$(cat $<)" | ndagent result > $@"""
@@ -76,11 +76,13 @@ def build_parser():
     )
     parser.agents_paragraph = True
     keep_parts(parser, SUMMARY, DESCRIPTION, examples, EXIT_STATUSES)
+    parser.help_parts["commands"] = listing
     parser.add_argument("command", choices=VERBS, metavar="VERB",
                         help="the command to run: " + ", ".join(VERBS))
     parser.add_argument("args", nargs=REMAINDER, metavar="ARG",
                         help="the command's own options and FILEs")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
     return parser
 
 

@@ -19,12 +19,9 @@ line printed or not as the agent's json output would be.
 EXAMPLES = """\
   <AGENT> 'add tests' | tee run.ndjson | ndagent json
   ndagent json run.ndjson | jq -r .result
-  ndagent json logs/*.ndjson | jq -s 'map(.duration_ms) | add'
-  # how the runs ended, counted
-  ndagent json logs/*.ndjson | jq -r .subtype | sort | uniq -c
-  # the session ids of the three slowest runs
-  ndagent json logs/*.ndjson | jq -r '[.duration_ms, .session_id] | @tsv' |
-    sort -rn | head -n 3 | cut -f 2"""
+  # each agent's object has its own keys: figures over the runs of any agents
+  # (time, tokens, cost, outcome) come from 'ndagent stats --by run'
+  ndagent stats --by run --format ndjson logs/*.ndjson | jq -s 'map(.duration_ms) | add'"""
 
 
 class JsonCommand(Command):

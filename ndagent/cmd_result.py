@@ -54,19 +54,23 @@ class ResultCommand(Command):
     def add_options(cls, parser):
         parser.add_argument(
             "-n", "--no-newline", action="store_true",
-            help="print each answer exactly, adding no newline at the end of a run")
+            help="print each answer exactly, adding no newline at the end of a run",
+        ).brief = "add no newline at the end of an answer"
         parser.add_argument(
             "-z", "--null", action="store_true",
             help="end each run's answer with a NUL instead of a newline, the answer "
-                 "printed exactly (for xargs -0, read -d '', sort -z)")
+                 "printed exactly (for xargs -0, read -d '', sort -z)",
+        ).brief = "end each answer with a NUL, the answer exact"
         parser.add_argument(
             "--from-result", action="store_true",
             help="print the result event's text at the end of each run instead of "
-                 "streaming the rebuilt answer")
+                 "streaming the rebuilt answer",
+        ).brief = "print the result event's text at each run's end"
         parser.add_argument(
             "--live", action="store_true",
             help="print every assistant text as it arrives, interim messages included "
-                 "(what some agents' answer is anyway)")
+                 "(what some agents' answer is anyway)",
+        ).brief = "print every assistant text as it arrives"
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)

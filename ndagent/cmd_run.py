@@ -16,7 +16,7 @@ from ndagent.output import Output, write_all
 from ndagent.supervise import UNITS, Agent, Interrupted
 from ndagent.terminal import escape_controls
 
-SUMMARY = "run an agent, show its stream, and end it once its run is over or stalls"
+SUMMARY = "run an agent, show its stream, end it when its run is over or stalls"
 
 DESCRIPTION = """\
 Run COMMAND, an agent and its arguments, with its standard output on a pipe; show
@@ -133,12 +133,13 @@ class RunCommand(Command):
             "--show", choices=(*SHOWN_VERBS, "raw", "none"), default="result",
             help="what to print of the stream as it arrives: what 'ndagent VERB' prints "
                  "for it (result, the default; text; tools; json), with that verb's "
-                 "options given beside run's; raw: the stream itself; none: nothing")
+                 "options given beside run's; raw: the stream itself; none: nothing",
+        ).brief = "result (the default), text, tools, json, raw or none"
         save = parser.add_argument(
             "--save", metavar="FILE",
             help="write the stream to FILE exactly as it arrives, written at once (a "
                  "killed run leaves all it printed)")
-        save.complete = options.COMPLETE_FILES
+        save.complete, save.brief = options.COMPLETE_FILES, "save the stream to FILE as it arrives"
         parser.add_argument(
             "--grace", type=duration, default=5.0, metavar="DURATION",
             help="how long the agent has to exit once its run is over (or its output "

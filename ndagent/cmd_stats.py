@@ -23,7 +23,7 @@ from ndagent.model import OUTCOMES
 from ndagent.output import Progress
 from ndagent.terminal import escape_controls, quote, tsv_row
 
-SUMMARY = "print figures over many runs: outcomes, durations, tokens, cost, tool calls"
+SUMMARY = "print figures over runs: outcomes, time, tokens, cost, tool calls"
 
 # --top's default.
 TOP = 10
@@ -91,9 +91,8 @@ EXAMPLES = """\
   # where the runs that failed or were cut off began
   ndagent stats --by run --format ndjson logs/*.ndjson |
     jq -r 'select(.outcome != "ok") | "\\(.source):\\(.line)"'
-  # fan out over machines that share logs/, 500 FILEs a call, then merge
-  ls logs/*.ndjson | parallel -N 500 -j1 --sshlogin host1,host2 --workdir . \\
-    ndagent stats --partial > partials.ndjson
+  # fan out: a partial per 500 FILEs (each call on any machine), then merge them
+  ls logs/*.ndjson | xargs -n 500 ndagent stats --partial > partials.ndjson
   ndagent stats --merge partials.ndjson
   # in CI: fail when a run of the day failed or was cut off
   ndagent stats --format ndjson logs/*.ndjson | jq -e '.runs.failed + .runs.cutoff == 0'"""
@@ -130,7 +129,8 @@ class StatsCommand(Command):
         parser.add_argument(
             "--by", choices=("run", "agent", "model", "file"),
             help="one record per run, or the figures of each agent, model or file "
-                 "(by default, of all the runs)")
+                 "(by default, of all the runs)",
+        ).brief = "run, agent, model or file: a record for each"
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},

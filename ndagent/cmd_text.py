@@ -105,15 +105,18 @@ class TextCommand(Command):
         what.add_argument(
             "-v", "--verbose", action="store_true",
             help="name each call's target, as 'ACTION: TARGET': the path, the command, the "
-                 "pattern, the query, the url, or the tool name of an MCP or function tool")
+                 "pattern, the query, the url, or the tool name of an MCP or function tool",
+        ).brief = "name each call's target: 'ACTION: TARGET'"
         what.add_argument(
             "--final", action="store_true",
-            help="print only the final assistant message of each run, at the end of the run")
+            help="print only the final assistant message of each run, at the end of the run",
+        ).brief = "print only each run's final assistant message"
         parser.add_argument(
             "--progress", action="store_true",
             help="also print a line when each call starts, its action in the progressive "
                  "form ('Reading file', 'Running terminal command'), and at the end of a "
-                 "run one for each call still open, marked (pending)")
+                 "run one for each call still open, marked (pending)",
+        ).brief = "also print a line as each call starts"
         options.add_color_option(parser, "the file name, the target and the outcome")
         options.add_filename_options(parser)
         add_call_options(parser)

@@ -48,7 +48,7 @@ EXAMPLES = """\
   <AGENT> 'fix the tests' | ndagent tools -s failure
   ndagent tools -k shell --format tsv run.ndjson | cut -f4      # the commands it ran
   ndagent tools -k edit,write run.ndjson | jq -r .target | sort -u
-  ndagent tools -s pending --format tsv --header cut-off.ndjson
+  ndagent tools -s pending --format tsv --header logs/*.ndjson   # never answered
   # the slowest shell commands of a day of runs
   ndagent tools -k shell --format tsv logs/*.ndjson | sort -t $'\\t' -k5 -rn | head
   # in a Makefile: fail when the agent ran a command it was denied

@@ -3,6 +3,7 @@ the exit statuses their --help and man pages list."""
 
 import argparse
 import os
+import re
 import sys
 
 from ndagent import __version__
@@ -54,8 +55,26 @@ EXIT_STATUS = format_exit_status()
 EXIT_OK, EXIT_BAD_STREAM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+class _Help(argparse._HelpAction):
+    """``-h``: the usage, each option in one line and one example; ``--help``: all of it
+    (as ripgrep's)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string == "-h":
+            parser._print_message(parser.format_short_help(), sys.stdout)
+        else:
+            parser.print_help()
+        parser.exit()
+
+
 class Parser(argparse.ArgumentParser):
-    """Usage errors in one line, as every other message."""
+    """Usage errors in one line, as every other message; ``-h`` short, ``--help`` long."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, add_help=False, **kwargs)
+        self.add_argument("-h", "--help", action=_Help,
+                          help="-h: the usage and the options in short; --help: all of this"
+                          ).brief = "-h: this summary; --help: all of it"
 
     # The width of a formatter made for anything but help: argparse makes one for
     # each option added (to check its metavar), which would import shutil to ask the
@@ -72,9 +91,37 @@ class Parser(argparse.ArgumentParser):
     agents_paragraph = False
 
     def agents_paragraphs(self):
-        """The paragraphs that end the description: what the agents' formats say of the
-        verb, then of every command (for --help and the man pages)."""
-        return "\n\n".join(filter(None, (agents_prose(self.verb), agents_help())))
+        """The paragraphs that end the description (for --help and the man pages): for
+        ndagent itself, how an input's agent is detected; for a verb, what the agents'
+        formats say of it, and where the former is."""
+        if self.verb is None:
+            return agents_help()
+        return "\n\n".join(filter(None, (agents_prose(self.verb), agents_listing())))
+
+    def format_short_help(self):
+        """What ``-h`` prints: the usage in a line, the summary, each option in one line,
+        one example, and where the rest is."""
+        parts = self.help_parts
+        # The verb's own options first, then those every command has, help last.
+        listed = sorted(self._actions, key=lambda action: (
+            bool(action.option_strings), action.dest in _COMMON or isinstance(action, _Help),
+            isinstance(action, _Help)))
+        lines = [f"usage: {self.short_usage()}", f"{parts['summary']}.", ""]
+        lines += [f"  {_short_name(action):<22}{_brief(action)}" for action in listed]
+        if parts.get("commands"):
+            lines += ["", "commands:", parts["commands"]]
+        lines += ["", "example:", *first_example(parts["examples"]), "",
+                  f"More: --help, 'man {self.prog.replace(' ', '-')}'"
+                  + ("." if self.verb is None else "; how an agent is detected: 'man ndagent'.")]
+        return "\n".join(line.rstrip() for line in lines) + "\n"
+
+    def short_usage(self):
+        """The usage in one line: the options as ``[OPTION ...]``, then the arguments."""
+        if self.usage:
+            return self.usage % {"prog": self.prog}
+        arguments = [_usage_word(action) for action in self._actions
+                     if not action.option_strings]
+        return " ".join([self.prog, "[OPTION ...]", *arguments])
 
     def format_help(self):
         self.formatter_width = None  # the terminal's
@@ -229,12 +276,15 @@ def add_format_option(parser, formats, default, default_help=None):
     """``--format NAME``; ``formats``: {name: what it prints}, for --help.  ``default``
     None: the command chooses, as ``default_help`` says."""
     aliases = [f"{old} for {new}" for old, new in FORMAT_ALIASES.items() if new in formats]
-    parser.add_argument(
+    action = parser.add_argument(
         "--format", choices=tuple(formats), default=default,
         type=lambda name: FORMAT_ALIASES.get(name, name),
         help="; ".join(f"{name}: {meaning}" for name, meaning in formats.items())
              + f" (default: {default_help or default})"
              + (f"; the old name {', '.join(aliases)} is accepted" if aliases else ""))
+    *others, last = formats
+    action.brief = f"{', '.join(others)} or {last}" + (f" (default: {default})" if default else "")
+    return action
 
 
 def use_color(choice, fd):
@@ -263,12 +313,22 @@ def _fill(text):
                 break_long_words=False).replace(_NO_BREAK, " ")
 
 
+def _invocations():
+    """The agents and the command lines that print their streams, for help."""
+    listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
+              for each in all_formats()]
+    return " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+
+
+def agents_listing():
+    """What a verb's --help says of the agents: which, and where detection is told."""
+    return _fill(f"Agents: {_invocations()}. {SEE_DETECTION}")
+
+
 def agents_help():
     """What every command's --help says of the agents it reads, from their formats."""
     formats = all_formats()
-    listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
-              for each in formats]
-    listing = " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
+    listing = _invocations()
     found = fallback()
     otherwise = (f"an input whose objects all have types {found.title} uses is "
                  f"{found.title}'s (so is one with no object); any other is reported"
@@ -295,6 +355,56 @@ def agents_prose(verb):
     agent that says something, headed by its title ("" when none does)."""
     return "\n\n".join(_fill(f"{each.title}: {each.help[verb]}")
                         for each in all_formats() if each.help.get(verb))
+
+
+# Where a verb's --help sends the reader for what every command shares.
+SEE_DETECTION = ("How each input's agent is detected, and what --agent does: 'ndagent --help' "
+                 "or 'man ndagent'.")
+
+
+# The options every command has (command_parser), listed after a verb's own by -h.
+_COMMON = ("agent", "max_line", "strict", "quiet", "version")
+
+
+def _short_name(action):
+    """An option as -h lists it: its names, and its value's."""
+    names = ", ".join(action.option_strings) or action.metavar or action.dest
+    if action.option_strings and action.nargs != 0:
+        value = action.metavar or action.dest.upper()
+        names += f" [{value}]" if action.nargs == "?" else f" {value}"
+    return names
+
+
+def _brief(action):
+    """An option's help as -h gives it, in a line: its own ``brief``, else its help up
+    to its first ';', ':' or '('."""
+    brief = getattr(action, "brief", None)
+    if brief is None:
+        brief = re.split(r"; |: | \(", action.help or "", maxsplit=1)[0]
+    return brief
+
+
+def _usage_word(action):
+    """An argument as the usage line shows it."""
+    name = action.metavar or action.dest
+    return {"*": f"[{name} ...]", "+": f"{name} [{name} ...]", "?": f"[{name}]",
+            argparse.REMAINDER: f"[{name} ...]"}.get(action.nargs, name)
+
+
+def first_example(examples):
+    """The first command of an EXAMPLES text that fits in 80 columns (its continuation
+    lines too), for -h."""
+    lines = examples.split("\n")
+    start = 0
+    while start < len(lines):
+        end = start + 1
+        while end < len(lines) and lines[end - 1].rstrip().endswith(("\\", "|")):
+            end += 1
+        found = lines[start:end]
+        if not found[0].lstrip().startswith("#") and max(map(len, found)) <= 80:
+            return found
+        start = end
+    return lines[:1]
 
 
 # Where an example shows an agent's command line, the verbs' EXAMPLES have this word:
@@ -336,7 +446,8 @@ def command_parser(verb, summary, description, examples, converter=True,
     parser.add_argument(
         "--agent", choices=("auto", *names()), default="auto",
         help="the agent whose stream each FILE is: auto (the default) detects it from "
-             "the first objects of each FILE: " + ", ".join(names()))
+             "the first objects of each FILE: " + ", ".join(names())
+    ).brief = "auto (the default), " + ", ".join(names())
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "
@@ -350,7 +461,8 @@ def command_parser(verb, summary, description, examples, converter=True,
         parser.add_argument(
             "-q", "--quiet", action="store_true",
             help=f"{QUIET_HELP}: no message marked 'warning:' on standard error")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
     return parser
 
 

@@ -1,4 +1,4 @@
-"""The frame reads each input with its own agent's format (docs/detection.md): detection from
+"""The frame reads each input with its own agent's format (docs/agents.md): detection from
 the first objects, --agent, the messages of an input that is not read, several agents
 in one call, and the same output from a file and from standard input."""
 
@@ -257,7 +257,7 @@ CAPTURES = sorted([*SHARED.glob("claude/*.ndjson"), *SHARED.glob("codex/*.ndjson
 @pytest.mark.skipif(not CAPTURES, reason="../shared/corpus is not beside this clone")
 @pytest.mark.parametrize("path", CAPTURES, ids=lambda path: path.name)
 def test_every_verb_on_a_real_capture(call, path):
-    """What docs/verbs.md decides per verb, on the Claude and Codex captures."""
+    """What docs/agents.md decides per verb, on the Claude and Codex captures."""
     from ndagent.cmd_text import main as text_main
     from ndagent.cmd_tools import main as tools_main
 
@@ -358,7 +358,7 @@ def test_a_head_beyonddetect_head_is_not_whole(tmp_path, monkeypatch):
 
 
 # Agents that write Claude's envelope, which ndagent does not read yet, are told apart
-# and not read (docs/detection.md#claude-compatible-agents), whatever --agent says.
+# and not read (docs/agents.md#claude-compatible-agents), whatever --agent says.
 
 QWEN_INIT = {"type": "system", "subtype": "init", "uuid": "5f0c", "session_id": "5f0c",
              "cwd": "/p", "tools": ["read_file"], "mcp_servers": [], "model": "qwen3-coder",

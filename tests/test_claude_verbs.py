@@ -1,5 +1,5 @@
-"""Claude Code streams through the verbs, where docs/verbs.md decides more than the
-goldens show: a call still open at a result that says ok (docs/verbs.md#validate), calls
+"""Claude Code streams through the verbs, where docs/agents.md decides more than the
+goldens show: a call still open at a result that says ok (docs/agents.md#validate), calls
 the result lists as denied (docs/model.md#outcomes-per-agent)."""
 
 import orjson

@@ -3,7 +3,7 @@
 Each input is read as the frame reads it: the decoder's items, Events to
 ``Reader.event`` (and, with the markers' selection, Skipped items to
 ``Reader.skipped``), then ``finish``.  The expectations come from
-docs/formats.md#codex-cli and the project's decisions in docs/model.md and docs/verbs.md.
+docs/formats.md#codex-cli and the project's decisions in docs/model.md and docs/agents.md.
 """
 
 import io
@@ -413,7 +413,7 @@ API_ERROR = json.dumps({"type": "error", "error": {
 def test_a_failed_run_is_one_failure_its_error_event_no_warning():
     """The error event that turn.failed follows is that same failure
     (docs/formats.md#codex-runs); only one that no turn.failed follows is a warning
-    (docs/verbs.md#validate)."""
+    (docs/agents.md#validate)."""
     events = read(stream(thread(), TURN, {"type": "error", "message": API_ERROR},
                          failed(API_ERROR)))
     assert outline(events) == [("start", 1, THREAD), ("end", 4, "failed", None, API_ERROR)]
@@ -766,7 +766,7 @@ def test_a_turn_completed_without_usage_has_null_usage():
     assert end.usage is None and end.native["usage"] is None
 
 
-# validate's checks (docs/verbs.md#validate).
+# validate's checks (docs/agents.md#validate).
 
 CHECKS_SEVERITY = {name: severity for name, (severity, _) in codex.CHECKS.items()}
 

@@ -118,7 +118,7 @@ FAILED = [
                   "message": "[API Error: You have exhausted your daily quota on this model.]"}),
 ]
 
-# Cut off with a shell call open (docs/formats.md#gemini-runs and docs/verbs.md#tools).
+# Cut off with a shell call open (docs/formats.md#gemini-runs and docs/agents.md#tools).
 CUT_OFF = [
     init("2026-05-11T10:05:51.020Z", "f4b2e8a1-7c39-4d50-9a16-2e5c8b0d3f71"),
     user("Fix the failing test", "2026-05-11T10:05:51.022Z"),
@@ -459,7 +459,7 @@ def test_the_answer_with_no_tool_call_is_all_deltas():
         "Bogotá is the capital and largest city of Colombia.")
 
 
-# validate's checks for Gemini (docs/verbs.md#validate).
+# validate's checks for Gemini (docs/agents.md#validate).
 
 def test_checks_error_events_are_warnings_whatever_their_severity():
     events = read(stream(*INVALID), checks=True)
@@ -601,7 +601,7 @@ def test_epoch_ms(text, ms):
     assert epoch_ms(text) == ms
 
 
-# Detection (docs/detection.md#decisive-tests).
+# Detection (docs/agents.md#decisive-tests).
 
 def golden_lines():
     for path in sorted(GOLDEN.glob("*/*/input.ndjson")):

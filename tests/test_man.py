@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ndagent import cli, formats
+from ndagent import cli, formats, options
 
 ROOT = Path(__file__).resolve().parent.parent
 MAN = ROOT / "man"
@@ -203,3 +203,43 @@ COMP_WORDS=(ndagent va); COMP_CWORD=1; _shtab_ndagent; echo "${{COMPREPLY[@]}}"
 """
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.splitlines() == ["--color", "auto always never", "validate"]
+
+
+def help_of(verb, option):
+    """What ``ndagent [VERB] OPTION`` prints, run as a user runs it."""
+    argv = [sys.executable, "-m", "ndagent", *([verb] if verb else []), option]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "COLUMNS": "80", "LANG": "C.UTF-8",
+                               "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("verb", [None, *(verb for verb, _ in cli.COMMANDS)])
+def test_short_help_fits_a_screen(verb):
+    """-h, as ripgrep's: the usage, every option in one line of at most 80 columns, one
+    example; at most 25 lines in all."""
+    text = help_of(verb, "-h")
+    lines = text.splitlines()
+    assert len(lines) <= 25, text
+    assert all(len(line) <= 80 for line in lines), text
+    assert lines[0].startswith("usage: ") and "example:" in lines
+    parser = (cli.build_parser() if verb is None
+              else importlib.import_module(f"ndagent.cmd_{verb}").build_parser())
+    for action in parser._actions:
+        names = ", ".join(action.option_strings) or action.metavar or action.dest
+        assert sum(line.startswith(f"  {names} ") for line in lines) == 1, names
+    assert len(text) < len(help_of(verb, "--help")) / 2
+
+
+def test_detection_is_explained_once_in_ndagent_1():
+    """How an input's agent is told is in 'ndagent --help' and ndagent(1), and every
+    verb's help sends the reader there instead of repeating it."""
+    paragraph = " ".join(options.agents_help().split())
+    assert paragraph in " ".join(help_of(None, "--help").split())
+    described = sections(page("ndagent.1"))["DESCRIPTION"]
+    assert " ".join(roff(options.agents_help()).split()) in " ".join(described.split())
+    for verb, _ in cli.COMMANDS:
+        text = " ".join(help_of(verb, "--help").split())
+        assert paragraph[:60] not in text and options.SEE_DETECTION in text, verb
+        assert paragraph[:60] not in " ".join(page(f"ndagent-{verb}.1").split()), verb

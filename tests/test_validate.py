@@ -346,7 +346,7 @@ def test_unknown_types_and_fields_only_under_strict(validate):
     lines[2] = edited(lines[2], message={"role": "assistant", "extra": 1,
                                          "content": [{"type": "text", "text": "I'll "}]})
     # A system event whose subtype is no string (one of another subtype than init is
-    # Claude's, by detection: docs/detection.md#decisive-tests).
+    # Claude's, by detection: docs/agents.md#decisive-tests).
     reload = edited(lines[0], subtype=["reload"])
     stream = lines[:1] + [reload] + lines[1:2] + [weird] + lines[2:]
     assert validate(stream)[:2] == (0, [])

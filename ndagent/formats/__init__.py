@@ -5,8 +5,8 @@ Each module of this package declares its agent's stream in one object, ``FORMAT`
 the registry below finds the modules by themselves, so that a new agent is one module
 (``template.py`` copied and filled in) and no other file.  ``register`` adds a format
 made elsewhere (a test's, a script's).  How an input's agent is told
-(docs/detection.md) is ``Detector``'s; ``OtherAgents`` tells, after that, an object of
-another agent in it.
+(docs/agents.md#how-an-inputs-agent-is-detected) is ``Detector``'s; ``OtherAgents`` tells,
+after that, an object of another agent in it.
 """
 
 import os
@@ -87,11 +87,11 @@ def fallback():
 
 class Detector:
     """Tells an input's agent from its first JSON objects
-    (docs/detection.md#telling-the-agent): the first object decisive for an agent
+    (docs/agents.md#telling-the-agent): the first object decisive for an agent
     decides; after ``DETECT_OBJECTS`` objects, or at the end of the input, with none
     decisive, the input is the fallback format's (``fallback``: Cursor's) when every
     object's type is one of its ``fallback_types`` (or there was no object), else no
-    agent's (docs/detection.md#when-nothing-is-decisive).
+    agent's (docs/agents.md#when-nothing-is-decisive).
     ``forced``: the agent of ``--agent`` (None for auto): another agent's decisive
     object is then an error, and it is the agent of an input with none that holds an
     object of one of its event types (or no object at all).
@@ -163,7 +163,7 @@ class Detector:
 
 class OtherAgents:
     """Tells the objects of an input read as ``module``'s that are decisive for another
-    agent (docs/detection.md#another-agents-objects-in-a-stream: bad lines, ``a codex
+    agent (docs/agents.md#another-agents-objects-in-a-stream: bad lines, ``a codex
     event in a claude stream``), at little cost: for each type, only the agents that
     ``may_decide`` on it are tried.
     ``by_type`` holds, for each type seen (at most MAX_TYPES), those agents' tests,

@@ -3,7 +3,7 @@ totals of a process that prints several runs (ndagent.totals)."""
 
 
 def usage_of(data):
-    """The run's tokens (docs/verbs.md#stats; what they cover:
+    """The run's tokens (docs/agents.md#stats; what they cover:
     docs/formats.md#claude-usage-and-cost): ``modelUsage``, every model's, when it is a
     non-empty object (it matches the cost, subagents and background calls included);
     else ``usage``, the main thread's.  A figure that is not a number is None."""

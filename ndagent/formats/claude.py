@@ -1,7 +1,7 @@
 """Claude Code's stream (``claude -p --output-format stream-json --verbose``): what it means.
 
 The one module that knows this stream; docs/formats.md#claude-code describes it, and
-docs/detection.md, docs/model.md and docs/verbs.md what ndagent decides of it.  Runs
+docs/agents.md and docs/model.md what ndagent decides of it.  Runs
 begin at ``system/init`` (or at the first event after a ``result``; ``hook_*`` and
 ``rate_limit_event`` lines are information only) and end at their ``result``; text is
 keyed by the message id and handed on once (deltas, then the whole block, are
@@ -29,7 +29,7 @@ from ndagent.terminal import quote
 
 NAME = "claude"
 
-# The checks of this format that ``validate`` adds to the generic ones (docs/verbs.md#validate).
+# The checks of this format that ``validate`` adds to the generic ones (docs/agents.md#validate).
 CHECKS = {
     "session": ("warning", "an event's session_id is not the one its run began with"),
     "init": ("warning", "a run does not begin with system/init (after any hook lines)"),
@@ -65,7 +65,7 @@ def may_decide(kind):
 
 def decides(data):
     """Whether a decoded object is Claude's and no other agent's
-    (docs/detection.md#decisive-tests): not one of the agents that write Claude's
+    (docs/agents.md#decisive-tests): not one of the agents that write Claude's
     envelope (``lookalike``)."""
     return _decides(data) and lookalike(data) is None
 
@@ -104,7 +104,7 @@ _ENVELOPE_TYPES = frozenset({"system", "user", "assistant", "result"})
 
 def lookalike(data):
     """The name of an agent ndagent does not read that writes Claude's envelope, when
-    the object is that agent's (docs/detection.md#claude-compatible-agents), or None."""
+    the object is that agent's (docs/agents.md#claude-compatible-agents), or None."""
     kind = data.get("type")
     session = data.get("session_id")
     if session.__class__ is str and session.startswith("T-") and kind in _ENVELOPE_TYPES:

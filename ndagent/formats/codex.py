@@ -65,7 +65,7 @@ _RUN_EVENTS = ("thread.started", "turn.started", "turn.completed", "turn.failed"
 # Items that are not tool calls; every other item type is one.
 _NOT_TOOLS = frozenset({"agent_message", "reasoning", "plan", "error"})
 
-# Tools whose item.started the CLI always writes (docs/verbs.md#validate).
+# Tools whose item.started the CLI always writes (docs/agents.md#validate).
 _STARTED = frozenset({"command_execution", "mcp_tool_call", "collab_tool_call", "todo_list"})
 
 _KINDS = {
@@ -105,7 +105,7 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is a Codex event (docs/detection.md#decisive-tests): a
+    """Whether a decoded object is a Codex event (docs/agents.md#decisive-tests): a
     ``thread.``, ``turn.`` or ``item.`` type (not an item of the old ``item_type`` shape),
     ``request_user_input``, or an ``error`` with a string ``message`` and neither
     ``severity`` nor ``timestamp`` (Gemini's have them)."""
@@ -537,7 +537,7 @@ def _is_raw_number(value):
 
 
 def _usage(usage):
-    """{input, cacheRead, cacheWrite, output} of a turn's ``usage`` (docs/verbs.md#stats;
+    """{input, cacheRead, cacheWrite, output} of a turn's ``usage`` (docs/agents.md#stats;
     what they cover: docs/formats.md#codex-usage-and-cost): ``input_tokens`` counts the
     tokens read from the cache and those written to it, which are taken out, so that
     the four add up to ``input_tokens + output_tokens``; a figure that is not a number

@@ -224,7 +224,7 @@ FIELDS = {
 }
 _SUBTYPED = frozenset(kind for kind, subtype in FIELDS if subtype is not None)
 # The event types of the stream: an input with no decisive object whose objects all
-# have one of them is read as Cursor (docs/detection.md#when-nothing-is-decisive).
+# have one of them is read as Cursor (docs/agents.md#when-nothing-is-decisive).
 TYPES = frozenset(kind for kind, _ in FIELDS)
 # For each kind of event: (required fields, every known field → its type or None).
 _SCHEMAS = {
@@ -470,7 +470,7 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is decisive for Cursor (docs/detection.md#decisive-tests)."""
+    """Whether a decoded object is decisive for Cursor (docs/agents.md#decisive-tests)."""
     kind = data.get("type")
     if kind == "system":
         return (data.get("subtype") == "init" and "tools" not in data

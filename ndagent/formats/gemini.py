@@ -29,7 +29,7 @@ from ndagent.terminal import quote
 
 NAME = "gemini"
 
-# Gemini's schema checks (docs/verbs.md#validate); the generic ones are the frame's.
+# Gemini's schema checks (docs/agents.md#validate); the generic ones are the frame's.
 CHECKS = {
     "init": ("warning", "a run does not begin with an init event"),
     "timestamp": ("warning", "an event has no ISO 8601 timestamp"),
@@ -90,7 +90,7 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is decisive for Gemini (docs/detection.md#decisive-tests)."""
+    """Whether a decoded object is decisive for Gemini (docs/agents.md#decisive-tests)."""
     kind = data.get("type")
     if kind == "message":
         return "role" in data and data.get("content").__class__ is str
@@ -182,7 +182,7 @@ def _number(value):
 
 def usage_of(stats):
     """``{input, cacheRead, cacheWrite, output}`` from a result's ``stats``
-    (docs/verbs.md#stats): ``input`` is the uncached part, ``input_tokens`` minus
+    (docs/agents.md#stats): ``input`` is the uncached part, ``input_tokens`` minus
     ``cached`` when the stats lack it; Gemini reports no cache writes."""
     if stats.__class__ is not dict:
         return None
@@ -400,7 +400,7 @@ class Reader:
         name = data.get("tool_name")
         name = name if name.__class__ is str else None
         if call_id.__class__ is not str:
-            # It stays open until its run ends (docs/verbs.md#tools: pending, with a warning).
+            # It stays open until its run ends (docs/agents.md#tools: pending, with a warning).
             call_id = None
             tool = f'"{quote(name)}"' if name is not None else "a tool"
             out.append(self._note(event, "tool-id", f"a tool_use of {tool} has no "

@@ -1,10 +1,10 @@
 # fish completion for ndagent-result (made by man/completions.py)
-complete -c ndagent-result -s h -l help -d 'show this help message and exit'
+complete -c ndagent-result -s h -l help -d '-h'
 complete -c ndagent-result -l agent -x -a 'auto cursor claude codex gemini' -d 'the agent whose stream each FILE is'
 complete -c ndagent-result -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-result -l strict -d 'make every warning an error'
 complete -c ndagent-result -s q -l quiet -d 'print no warnings, only errors'
-complete -c ndagent-result -l version -d 'show program\'s version number and exit'
+complete -c ndagent-result -l version -d 'print the version and exit'
 complete -c ndagent-result -s n -l no-newline -d 'print each answer exactly, adding no newline at the end o...'
 complete -c ndagent-result -s z -l null -d 'end each run\'s answer with a NUL instead of a newline, th...'
 complete -c ndagent-result -l from-result -d 'print the result event\'s text at the end of each run inst...'

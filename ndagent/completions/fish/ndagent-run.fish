@@ -1,10 +1,10 @@
 # fish completion for ndagent-run (made by man/completions.py)
-complete -c ndagent-run -s h -l help -d 'show this help message and exit'
+complete -c ndagent-run -s h -l help -d '-h'
 complete -c ndagent-run -l agent -x -a 'auto cursor claude codex gemini' -d 'the agent whose stream each FILE is'
 complete -c ndagent-run -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-run -l strict -d 'make every warning an error'
 complete -c ndagent-run -s q -l quiet -d 'print no warnings, only errors'
-complete -c ndagent-run -l version -d 'show program\'s version number and exit'
+complete -c ndagent-run -l version -d 'print the version and exit'
 complete -c ndagent-run -l show -x -a 'result text tools json raw none' -d 'what to print of the stream as it arrives'
 complete -c ndagent-run -l save -x -d 'write the stream to FILE exactly as it arrives, written a...'
 complete -c ndagent-run -l grace -x -d 'how long the agent has to exit once its run is over'

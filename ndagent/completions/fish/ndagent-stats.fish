@@ -1,10 +1,10 @@
 # fish completion for ndagent-stats (made by man/completions.py)
-complete -c ndagent-stats -s h -l help -d 'show this help message and exit'
+complete -c ndagent-stats -s h -l help -d '-h'
 complete -c ndagent-stats -l agent -x -a 'auto cursor claude codex gemini' -d 'the agent whose stream each FILE is'
 complete -c ndagent-stats -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-stats -l strict -d 'make every warning an error'
 complete -c ndagent-stats -s q -l quiet -d 'print no warnings, only errors'
-complete -c ndagent-stats -l version -d 'show program\'s version number and exit'
+complete -c ndagent-stats -l version -d 'print the version and exit'
 complete -c ndagent-stats -l by -x -a 'run agent model file' -d 'one record per run, or the figures of each agent, model o...'
 complete -c ndagent-stats -l format -x -a 'text ndjson tsv' -d 'text'
 complete -c ndagent-stats -l header -d 'with --format tsv, a header row first'

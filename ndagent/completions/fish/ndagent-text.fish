@@ -1,10 +1,10 @@
 # fish completion for ndagent-text (made by man/completions.py)
-complete -c ndagent-text -s h -l help -d 'show this help message and exit'
+complete -c ndagent-text -s h -l help -d '-h'
 complete -c ndagent-text -l agent -x -a 'auto cursor claude codex gemini' -d 'the agent whose stream each FILE is'
 complete -c ndagent-text -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-text -l strict -d 'make every warning an error'
 complete -c ndagent-text -s q -l quiet -d 'print no warnings, only errors'
-complete -c ndagent-text -l version -d 'show program\'s version number and exit'
+complete -c ndagent-text -l version -d 'print the version and exit'
 complete -c ndagent-text -s v -l verbose -d 'name each call\'s target, as \'ACTION'
 complete -c ndagent-text -l final -d 'print only the final assistant message of each run, at th...'
 complete -c ndagent-text -l progress -d 'also print a line when each call starts, its action in th...'

@@ -1,10 +1,10 @@
 # fish completion for ndagent-tools (made by man/completions.py)
-complete -c ndagent-tools -s h -l help -d 'show this help message and exit'
+complete -c ndagent-tools -s h -l help -d '-h'
 complete -c ndagent-tools -l agent -x -a 'auto cursor claude codex gemini' -d 'the agent whose stream each FILE is'
 complete -c ndagent-tools -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-tools -l strict -d 'make every warning an error'
 complete -c ndagent-tools -s q -l quiet -d 'print no warnings, only errors'
-complete -c ndagent-tools -l version -d 'show program\'s version number and exit'
+complete -c ndagent-tools -l version -d 'print the version and exit'
 complete -c ndagent-tools -s k -l kind -x -a 'read write edit shell delete ls glob grep semSearch webFetch webSearch mcp task updateTodos function' -d 'only calls of this kind'
 complete -c ndagent-tools -s t -l tool -x -d 'only calls of the agent\'s own tool NAME'
 complete -c ndagent-tools -s s -l status -x -a 'success failure permissionDenied rejected error unknown pending failed denied' -d 'only calls with this outcome'
