@@ -34,7 +34,7 @@ EXAMPLES = settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")
 
 # (verb, options): where the output is NDJSON, its records hold line numbers.
 VERBS = [("json",), ("result",), ("text", "-v"), ("tools",), ("validate", "--format", "ndjson"),
-         ("stats", "--by", "run")]
+         ("stats", "--by", "run", "--format", "ndjson")]
 # The parts of a FILE read in parts (NDAGENT_PARTS=always): a few, each a process.
 PARTS = 4
 

@@ -242,3 +242,22 @@ def test_merge_reads_a_partial_longer_than_the_default_line_limit():
     status, out, err = RUN("stats", line, "--merge", "--format", "tsv")
     assert (status, err) == (0, b"")
     assert out.count(b"\n") == 66
+
+
+FIXTURE_INPUTS = sorted([*Path(__file__).parent.glob("golden/*/*/input.ndjson"),
+                         *Path(__file__).parent.glob("fixtures/*.ndjson")])
+
+
+@pytest.mark.parametrize("path", FIXTURE_INPUTS,
+                         ids=lambda path: "/".join(path.parts[-3:-1]) or path.name)
+def test_the_summary_is_the_sum_of_the_runs_own_figures(path):
+    """On every fixture: the summary's tokens and cost are the sums of the --by run
+    records', which are the runs' own."""
+    _, [summary], _ = stats("never", b"", "-q", path)
+    _, runs, _ = stats("never", b"", "-q", "--by", "run", path)
+    for name in ("input", "cacheRead", "cacheWrite", "output"):
+        assert (summary["tokens"][name] or 0) == sum(
+            (run["tokens"] or {}).get(name) or 0 for run in runs)
+    assert (summary["cost_usd"]["total"] or 0) == pytest.approx(
+        sum(run["cost_usd"] or 0 for run in runs), abs=1e-12)
+    assert all(run["tokens_from"] in (None, "run", "thread_total") for run in runs)
