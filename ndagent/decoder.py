@@ -49,6 +49,14 @@ try:
 finally:
     signal.pthread_sigmask(signal.SIG_SETMASK, _BLOCKED)
 
+from ndagent.jsonvalues import (  # noqa: E402
+    RawNumber,
+    parse_float,
+    parse_int,
+    reject_constant,
+    replace_surrogates,
+    tolerated,
+)
 from ndagent.selection import LateSelection  # noqa: E402
 from ndagent.sources import CHUNK_SIZE, Part, lines_before, open_input, source_name  # noqa: E402
 from ndagent.terminal import quote  # noqa: E402 - orjson first, Ctrl-C held back
@@ -198,25 +206,6 @@ class Unreadable:
         return f"Unreadable({self.source!r}, {self.line}, {self.reason!r})"
 
 
-class RawNumber:
-    """A JSON number that orjson cannot hold, as written: ``1e400``, an integer of 5000
-    digits.  Encoded again as written; not a number for anything computed (a duration
-    from it is null), and never converted (Python's int of a long text is slow)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = text
-
-    def __eq__(self, other):
-        return other.__class__ is RawNumber and other.text == self.text
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"RawNumber({self.text!r})"
-
-
 def decode_line(line, exact=False):
     """Decode one line: a dict, or a short reason string when it holds no JSON object
     ("" for a blank line).  orjson reads integers beyond 64 bits as floats; ``exact``
@@ -346,93 +335,18 @@ def _decode_tolerantly(line, reason):
         return _Reason("not valid UTF-8")
     if text.startswith("\ufeff"):
         return _Reason("not JSON: a byte order mark inside the input")
-    if _tolerated().search(line) is None:
+    if tolerated().search(line) is None:
         return _Reason("not JSON: " + reason)
     import json  # lazy: only a line orjson refuses comes here
 
     try:
-        value = _with_room(_ORJSON_DEPTH, json.loads, text, parse_constant=_reject_constant,
-                           parse_int=_parse_int, parse_float=_parse_float)
+        value = _with_room(_ORJSON_DEPTH, json.loads, text, parse_constant=reject_constant,
+                           parse_int=parse_int, parse_float=parse_float)
     except RecursionError:
         return _Reason("not JSON: nested too deeply")
     except ValueError:
         return _Reason("not JSON: " + reason)
-    return _replace_surrogates(value) if type(value) in (dict, list) else value
-
-
-def _tolerated():
-    """What the tolerant decoder may read where orjson did not: a surrogate escape, a run
-    of 19 digits, an exponent of three digits."""
-    global _TOLERATED
-    if _TOLERATED is None:
-        _TOLERATED = re.compile(rb"\\u[dD][89a-fA-F]|[0-9]{19}|[eE][+-]?[0-9]{3}")
-    return _TOLERATED
-
-
-_TOLERATED = None
-
-
-def _reject_constant(name):
-    raise ValueError(name)
-
-
-def _parse_int(text):
-    """An int when it fits in 64 bits, as orjson reads it; else the text as written."""
-    if len(text) < 19:
-        return int(text)
-    if len(text) <= 20:
-        value = int(text)
-        if -(1 << 63) <= value < 1 << 64:
-            return value
-    return RawNumber(text)
-
-
-def _parse_float(text):
-    """A float, as orjson reads it; one beyond a double (1e400) as written."""
-    value = float(text)
-    if value in (_INFINITY, -_INFINITY):
-        return RawNumber(text)
-    return value
-
-
-_INFINITY = float("inf")
-
-
-def _replace_surrogates(value):
-    """``value``, fresh from the stdlib json, with every lone surrogate in its keys and
-    strings made U+FFFD, in place: a loop, not recursion, since the nesting may be
-    deeper than Python recurses."""
-    containers = [value]
-    while containers:
-        container = containers.pop()
-        if type(container) is dict:
-            if any(_has_surrogate(key) for key in container):
-                items = [(_without_surrogates(key), item) for key, item in container.items()]
-                container.clear()
-                container.update(items)
-            places = container.items()
-        else:
-            places = enumerate(container)
-        for place, item in places:
-            if type(item) is str:
-                container[place] = _without_surrogates(item)
-            elif type(item) is dict or type(item) is list:
-                containers.append(item)
-    return value
-
-
-def _without_surrogates(text):
-    if not _has_surrogate(text):
-        return text
-    return re.sub("[\ud800-\udfff]", "\ufffd", text)
-
-
-def _has_surrogate(text):
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+    return replace_surrogates(value) if type(value) in (dict, list) else value
 
 
 # How many places a line that does not decode is tried from, looking for an object

@@ -929,7 +929,7 @@ def test_the_module_imports_only_the_model_at_first():
                           check=True)
     assert eval(done.stdout) == ["ndagent", "ndagent.decoder", "ndagent.formats",
                                  "ndagent.formats._codex_help", "ndagent.formats.base",
-                                 "ndagent.formats.codex",
+                                 "ndagent.formats.codex", "ndagent.jsonvalues",
                                  "ndagent.model", "ndagent.selection", "ndagent.sources",
                                  "ndagent.terminal"]
 

@@ -22,6 +22,7 @@ LAYERS = (
     ("terminal",),
     ("sources",),
     ("selection",),
+    ("jsonvalues",),
     ("decoder",),
     ("model",),
     ("formats.base",),

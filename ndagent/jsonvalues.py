@@ -1,0 +1,99 @@
+"""What JSON allows and orjson does not read, or not exactly: numbers beyond 64 bits
+or beyond a double (kept as written, ``RawNumber``) and lone surrogate escapes (made
+U+FFFD), for the decoder's second chance at a line (``ndagent.decoder``)."""
+
+import re
+
+
+class RawNumber:
+    """A JSON number that orjson cannot hold, as written: ``1e400``, an integer of 5000
+    digits.  Encoded again as written; not a number for anything computed (a duration
+    from it is null), and never converted (Python's int of a long text is slow)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __eq__(self, other):
+        return other.__class__ is RawNumber and other.text == self.text
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"RawNumber({self.text!r})"
+
+
+def tolerated():
+    """What the tolerant decoder may read where orjson did not: a surrogate escape, a run
+    of 19 digits, an exponent of three digits."""
+    global _TOLERATED_PATTERN
+    if _TOLERATED_PATTERN is None:
+        _TOLERATED_PATTERN = re.compile(rb"\\u[dD][89a-fA-F]|[0-9]{19}|[eE][+-]?[0-9]{3}")
+    return _TOLERATED_PATTERN
+
+
+_TOLERATED_PATTERN = None
+
+
+def reject_constant(name):
+    raise ValueError(name)
+
+
+def parse_int(text):
+    """An int when it fits in 64 bits, as orjson reads it; else the text as written."""
+    if len(text) < 19:
+        return int(text)
+    if len(text) <= 20:
+        value = int(text)
+        if -(1 << 63) <= value < 1 << 64:
+            return value
+    return RawNumber(text)
+
+
+def parse_float(text):
+    """A float, as orjson reads it; one beyond a double (1e400) as written."""
+    value = float(text)
+    if value in (_INFINITY, -_INFINITY):
+        return RawNumber(text)
+    return value
+
+
+_INFINITY = float("inf")
+
+
+def replace_surrogates(value):
+    """``value``, fresh from the stdlib json, with every lone surrogate in its keys and
+    strings made U+FFFD, in place: a loop, not recursion, since the nesting may be
+    deeper than Python recurses."""
+    containers = [value]
+    while containers:
+        container = containers.pop()
+        if type(container) is dict:
+            if any(_has_surrogate(key) for key in container):
+                items = [(_without_surrogates(key), item) for key, item in container.items()]
+                container.clear()
+                container.update(items)
+            places = container.items()
+        else:
+            places = enumerate(container)
+        for place, item in places:
+            if type(item) is str:
+                container[place] = _without_surrogates(item)
+            elif type(item) is dict or type(item) is list:
+                containers.append(item)
+    return value
+
+
+def _without_surrogates(text):
+    if not _has_surrogate(text):
+        return text
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
+
+def _has_surrogate(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
