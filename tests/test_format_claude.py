@@ -867,7 +867,8 @@ def test_importing_the_module_loads_little():
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
                             "ndagent.formats._claude_calls", "ndagent.formats._claude_help",
                             "ndagent.formats._claude_usage", "ndagent.formats.base",
-                            "ndagent.formats.claude", "ndagent.jsonvalues", "ndagent.model", "ndagent.selection",
+                            "ndagent.formats.claude", "ndagent.jsonvalues", "ndagent.model",
+                            "ndagent.selection",
                             "ndagent.sources", "ndagent.terminal"]
 
 
