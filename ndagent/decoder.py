@@ -89,7 +89,9 @@ MAX_CONTAINERS = 1 << 18
 CONTAINER_SPAN = 64
 
 _BOM = b"\xef\xbb\xbf"
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# How UTF-16 text begins: a byte order mark, or (with none) a JSON object's brace
+# beside a NUL byte, which no UTF-8 stream of JSON holds.
+_UTF16_STARTS = (b"\xff\xfe", b"\xfe\xff", b"{\x00", b"\x00{")
 _CUT_OFF = "truncated line: the stream was cut off?"
 _CUT_INSIDE = "truncated line: another event begins inside it (the stream was cut off?)"
 _TWO_EVENTS = "two events on one line (a newline is missing)"
@@ -696,7 +698,7 @@ def _chunks(source, read, lines, chunk_size, at_start):
                 start += chunk
                 continue
             chunk, start = start + chunk, None
-            if chunk[:2] in _UTF16_BOMS:
+            if chunk[:2] in _UTF16_STARTS:
                 yield Unreadable(source, 1, _UTF16, os_error=False)
                 return
             if chunk.startswith(_BOM):

@@ -466,12 +466,13 @@ def test_a_file_not_read_leaves_no_count_to_the_next_one(tmp_path):
 
 
 @pytest.mark.parametrize("bom, encoding", [(b"\xff\xfe", "utf-16-le"),
-                                           (b"\xfe\xff", "utf-16-be")])
+                                           (b"\xfe\xff", "utf-16-be"),
+                                           (b"", "utf-16-le"), (b"", "utf-16-be")])
 @pytest.mark.parametrize("where", ["file", "stdin"])
 def test_utf16_input_is_said_once_as_the_converters_say_it(tmp_path, bom, encoding, where):
-    """A UTF-16 stream (with its byte order mark, as Windows tools write it): validate
-    says what json says of it, one line on standard error, with the same status, and
-    prints no diagnostic nor summary for it."""
+    """A UTF-16 stream (with its byte order mark, as Windows tools write it, or none):
+    validate says what json says of it, one line on standard error, with the same
+    status, and prints no diagnostic nor summary for it."""
     encoded = bom + b"".join(vendor()).decode().encode(encoding)
     path = tmp_path / "windows.ndjson"
     path.write_bytes(encoded)
