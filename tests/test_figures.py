@@ -300,3 +300,26 @@ def test_merge_prints_no_figures_when_a_partial_is_refused():
     assert (status, out) == (2, b"")
     refused, no_figures = err.splitlines()
     assert b"one group, keyed null" in refused and b"no figures printed" in no_figures
+
+
+def test_a_group_s_figures_take_the_bytes_robustness_md_says():
+    """Memory with many groups of --by (M4 of the review): about 2 KB a group at most,
+    its key besides, whatever it holds (a run with every figure, a tool call, a
+    failed command of the longest kept length)."""
+    import tracemalloc
+
+    tally = Tally()
+    tally.add("shell", "failure", "x" * COMMAND_LIMIT, "c1")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        groups = []
+        for _ in range(2000):
+            figures = Figures()
+            figures.add_run("ok", 1234.5, {"input": 1, "cacheRead": 2, "cacheWrite": 3,
+                                           "output": 4}, 0.25, tally)
+            groups.append(figures)
+        each = (tracemalloc.get_traced_memory()[0] - before) / len(groups)
+    finally:
+        tracemalloc.stop()
+    assert each < 2048, each
