@@ -89,9 +89,9 @@ MAX_CONTAINERS = 1 << 18
 CONTAINER_SPAN = 64
 
 _BOM = b"\xef\xbb\xbf"
-# How UTF-16 text begins: a byte order mark, or (with none) a JSON object's brace
-# beside a NUL byte, which no UTF-8 stream of JSON holds.
-_UTF16_STARTS = (b"\xff\xfe", b"\xfe\xff", b"{\x00", b"\x00{")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# How many of its first bytes tell UTF-16 text without a byte order mark.
+_UTF16_SPAN = 32
 _CUT_OFF = "truncated line: the stream was cut off?"
 _CUT_INSIDE = "truncated line: another event begins inside it (the stream was cut off?)"
 _TWO_EVENTS = "two events on one line (a newline is missing)"
@@ -698,7 +698,7 @@ def _chunks(source, read, lines, chunk_size, at_start):
                 start += chunk
                 continue
             chunk, start = start + chunk, None
-            if chunk[:2] in _UTF16_STARTS:
+            if _is_utf16(chunk):
                 yield Unreadable(source, 1, _UTF16, os_error=False)
                 return
             if chunk.startswith(_BOM):
@@ -708,6 +708,25 @@ def _chunks(source, read, lines, chunk_size, at_start):
         if not chunk:
             return
         yield chunk
+
+
+def _is_utf16(head):
+    """Whether an input that begins with ``head`` is UTF-16 text: a byte order mark, or
+    (with none) a JSON object whose first characters ({" then more) each stand beside
+    a NUL byte, which no UTF-8 stream of JSON holds (one damaged line that begins with
+    a NUL byte or two does not make the whole input unread)."""
+    if head[:2] in _UTF16_BOMS:
+        return True
+    head = head[:_UTF16_SPAN]
+    if len(head) < 4:
+        return False
+    if head[:1] == b"{":
+        nuls, text = head[1::2], head[::2]
+    elif head[1:2] == b"{":
+        nuls, text = head[::2], head[1::2]
+    else:
+        return False
+    return text[1:2] == b'"' and nuls.count(0) == len(nuls) and 0 not in text
 
 
 def _first_bytes(pieces, most):

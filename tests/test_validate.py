@@ -483,3 +483,12 @@ def test_utf16_input_is_said_once_as_the_converters_say_it(tmp_path, bom, encodi
     assert said.count(b"\n") == 1 and b"UTF-16" in said
     assert (done.returncode, done.stdout, done.stderr) == (converted.returncode, b"", said)
     assert done.returncode == 1
+
+
+@pytest.mark.parametrize("damage", [b"{\x00", b"\x00{", b'{\x00"\x00', b"{\x00\"\x00t\x00x"])
+def test_a_first_line_with_nul_bytes_is_no_utf16_input(damage):
+    """UTF-16 text is told by its first characters each beside a NUL byte: a first line
+    damaged into a NUL byte or two is a bad line, and the lines after it are read."""
+    done = run("json", input=damage + b"\n" + b"".join(vendor()))
+    assert done.returncode == 0
+    assert b"UTF-16" not in done.stderr and done.stdout.count(b"\n") == 1
