@@ -447,7 +447,7 @@ def command_parser(verb, summary, description, examples, converter=True,
         "--agent", choices=("auto", *names()), default="auto",
         help="the agent whose stream each FILE is: auto (the default) detects it from "
              "the first objects of each FILE: " + ", ".join(names())
-    ).brief = "auto (the default), " + ", ".join(names())
+    ).brief = "auto (the default), or an agent's name (--help: which)"
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "
