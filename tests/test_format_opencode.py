@@ -264,6 +264,7 @@ def test_decides_on_session_id_with_a_part_or_an_error():
     assert opencode.decides({"type": "error", "timestamp": 1, "sessionID": "",
                              "error": {"type": "unknown", "message": "x"}})
     assert not opencode.decides({"type": "error", "message": "x"})
+    assert not opencode.decides({"type": ["text"], "sessionID": "s", "part": {}})
 
 
 # The real capture, when it is beside the clone.

@@ -86,6 +86,8 @@ def decides(data):
     a top-level ``sessionID``, which no other agent writes, with a ``part`` (or an
     ``error``, or a ``done``'s reason)."""
     kind = data.get("type")
+    if kind.__class__ is not str:
+        return False
     if kind in _PART_TYPES:
         return data.get("sessionID").__class__ is str and data.get("part").__class__ is dict
     if kind == ERROR:
