@@ -54,7 +54,9 @@ class Tally:
         if command is not None:
             command = _command_key(command)
             self.commands[command] = self.commands.get(command, 0) + 1
-        if (call_id is not None and outcome != "success" and outcome != "permissionDenied"
+        # A success too may be told otherwise at the run's end (Antigravity's
+        # denied_actions: a blocked tool's step ends as one that ran).
+        if (call_id is not None and outcome != "permissionDenied"
                 and len(self.unsettled) < self.MAX_UNSETTLED):
             self.unsettled[call_id] = (kind, outcome, command)
 

@@ -444,10 +444,11 @@ def command_parser(verb, summary, description, examples, converter=True,
                                          f"it ({STREAM_FILES}), in name order")
         files.complete = COMPLETE_FILES
     parser.add_argument(
-        "--agent", choices=("auto", *names()), default="auto",
+        # AGENT rather than the choices in the usage: nine names do not fit a line.
+        "--agent", choices=("auto", *names()), default="auto", metavar="AGENT",
         help="the agent whose stream each FILE is: auto (the default) detects it from "
              "the first objects of each FILE: " + ", ".join(names())
-    ).brief = "auto (the default), " + ", ".join(names())
+    ).brief = "auto (the default), or an agent's name (--help: which)"
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "

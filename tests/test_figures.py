@@ -167,14 +167,16 @@ def test_two_partials_merge_into_the_figures_of_all_their_runs(first, second):
 
 def test_a_call_s_outcome_is_settled_by_the_run_s_end():
     """A failed call that the run's end says was denied is counted denied, and its
-    command is no longer a failed command; a long command is counted under its first
-    COMMAND_LIMIT characters."""
+    command is no longer a failed command; so is a call that ended a success (the
+    format tells which calls its run's end settles: Antigravity's blocked tools end as
+    successes); a long command is counted under its first COMMAND_LIMIT characters."""
     tally = Tally()
     tally.add("shell", "failure", "rm -rf build", "c1")
     tally.add("shell", "failure", "x" * (COMMAND_LIMIT + 50), "c2")
     tally.add("read", "success", None, "c3")
-    tally.settle({"c1": "permissionDenied", "c3": "failure", "c9": "failure"})
-    assert tally.report() == {"read": {"success": 1},
+    tally.add("read", "success", None, "c4")
+    tally.settle({"c1": "permissionDenied", "c3": "permissionDenied", "c9": "failure"})
+    assert tally.report() == {"read": {"success": 1, "permissionDenied": 1},
                               "shell": {"failure": 1, "permissionDenied": 1}}
     assert tally.commands == {"x" * COMMAND_LIMIT + "...": 1}
 

@@ -134,7 +134,8 @@ class Detector:
         if self.fallback_types:
             self.fallback_types = (self.fallback is not None and kind.__class__ is str
                                    and kind in self.fallback.fallback_types)
-        if self.forced is not None and kind.__class__ is str and self.forced.may_decide(kind):
+        if self.forced is not None and (kind is None or kind.__class__ is str) \
+                and self.forced.may_decide(kind):
             self.forced_event = True
         if self.objects >= DETECT_OBJECTS:
             return self.end()
@@ -176,11 +177,12 @@ class OtherAgents:
 
     def tests(self, kind):
         """The tests of the other agents that may decide on objects of type ``kind`` (a
-        string or None): ``((decides, module), ...)``."""
+        string, or None for an object with no string type, which only an agent whose
+        objects have none may decide on): ``((decides, module), ...)``."""
         tests = self.by_type.get(kind)
         if tests is None:
-            tests = () if kind is None else tuple(
-                (other.decides, other) for other in self.others if other.may_decide(kind))
+            tests = tuple((other.decides, other) for other in self.others
+                          if other.may_decide(kind))
             if len(self.by_type) < MAX_TYPES:
                 self.by_type[kind] = tests
         return tests

@@ -23,7 +23,9 @@ class Format:
     CLI"), ``invocation`` (the command line that prints the stream), ``decides(data)``
     (whether a decoded object is decisive for this agent: keys and values, never key
     order; exclusive with every other format's), ``may_decide(kind)`` (whether
-    ``decides`` can be true of an object whose type is the string ``kind``),
+    ``decides`` can be true of an object whose type is the string ``kind``, or, with
+    ``kind`` None, of an object with no string type: only an agent whose objects have
+    no ``type`` says yes),
     ``markers(needs)`` (the ``selection.Selection`` markers of the lines that can
     matter for ``needs``, a set of "text", "tools", "tool_ends", "ends", "native";
     the lines that begin and end runs always among them; or None to decode every

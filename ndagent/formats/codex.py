@@ -99,9 +99,9 @@ _MISSING = object()
 
 
 def may_decide(kind):
-    """Whether an object of type ``kind`` (a string) can be decisive for Codex."""
-    return kind.startswith(("thread.", "turn.", "item.")) or kind == "error" \
-        or kind == "request_user_input"
+    """Whether an object of type ``kind`` (a string, or None) can be decisive for Codex."""
+    return kind is not None and (kind.startswith(("thread.", "turn.", "item."))
+                                 or kind == "error" or kind == "request_user_input")
 
 
 def decides(data):

@@ -1,0 +1,450 @@
+"""GitHub Copilot CLI: ``copilot -p "..." --output-format json --allow-all-tools``.
+
+What the stream means (docs/formats.md#copilot-cli): every line but the last is a
+session event ``{type, data, id, timestamp, parentId, ephemeral?, agentId?}`` with a
+dotted ``type``; the last is the CLI's ``result`` (``exitCode``, ``sessionId``,
+``usage``), which ends the run, ok for exit code 0.  Text comes as
+``assistant.message_delta`` pieces, then the whole ``assistant.message`` of the same
+``messageId``; the answer is the last main-agent message that has text.  Tool calls go
+from ``tool.execution_start`` to ``tool.execution_complete`` by ``toolCallId``.
+Tokens come only per API call (``assistant.usage``), summed; the ``result`` counts
+premium requests and time.
+"""
+
+import re
+from sys import getsizeof
+
+from ndagent.formats._copilot_help import HELP
+from ndagent.formats.base import Format
+from ndagent.model import (
+    READER_CALL_BYTES,
+    Kept,
+    Note,
+    RunEnd,
+    RunStart,
+    Text,
+    ToolEnd,
+    ToolStart,
+    epoch_ms,
+)
+from ndagent.terminal import quote
+
+NAME = "copilot"
+
+RESULT = "result"
+USER = "user.message"
+MESSAGE, DELTA, USAGE = "assistant.message", "assistant.message_delta", "assistant.usage"
+TOOL_START, TOOL_END = "tool.execution_start", "tool.execution_complete"
+SUBAGENT = "subagent.started"
+ERROR, WARNING, TOOLS_UPDATED = "session.error", "session.warning", "session.tools_updated"
+
+# The events a run may begin with: the CLI's start-up notices, then the prompt.
+_STARTS = ("session.start", "session.resume", "session.info", WARNING, TOOLS_UPDATED,
+           "session.mcp_server_status_changed", "session.mcp_servers_loaded",
+           "session.skills_loaded", "session.custom_agents_updated", USER)
+
+CHECKS = {
+    "envelope": ("warning", "an event lacks its id, ISO timestamp or data object"),
+    "deltas": ("warning", "a message's deltas differ from its whole text, or have no "
+                          "assistant.message"),
+    "session-error": ("warning", "a session.error in a run that ended with exit code 0"),
+    "session-warning": ("warning", "the CLI wrote a session.warning"),
+    "no-answer": ("warning", "an ok run with no main-agent message that has text"),
+}
+
+# The tool names of the common kinds (docs/model.md#tool-kinds-per-agent); a tool
+# whose start names an MCP server is mcp; any other keeps its own name.
+_KINDS = {
+    "bash": "shell",
+    "powershell": "shell",
+    "view": "read",
+    "create": "write",
+    "edit": "edit",
+    "str_replace_editor": "edit",
+    "glob": "glob",
+    "grep": "grep",
+    "rg": "grep",
+    "web_fetch": "webFetch",
+    "web_search": "webSearch",
+    "task": "task",
+}
+_TARGET_KEYS = ("path", "command", "pattern", "url", "query")
+# A search is told by what it looks for rather than where.
+_SEARCH_TARGET_KEYS = ("pattern", "query", "path")
+_EXIT_SUFFIX = "<exited with exit code "
+_CODE_OUTCOMES = {"denied": "permissionDenied", "rejected": "rejected"}
+
+_ALWAYS = tuple((("type", kind),) for kind in (RESULT, *_STARTS, ERROR, MESSAGE, USAGE))
+_TOOLS = ((("type", TOOL_START),), (("type", TOOL_END),), (("type", SUBAGENT),))
+_MARKERS = {"text": ((("type", DELTA),),), "tools": _TOOLS, "tool_ends": _TOOLS, "ends": (),
+            "native": ()}
+
+
+# A session event's type: lower-case words joined by dots (``session.tools_updated``).
+_DOTTED = re.compile(r"[a-z]+(?:_[a-z]+)*(?:\.[a-z]+(?:_[a-z]+)*)+")
+_CODEX_PREFIXES = ("thread.", "turn.", "item.")
+
+
+def _dotted(kind):
+    return (kind.__class__ is str and _DOTTED.fullmatch(kind) is not None
+            and not kind.startswith(_CODEX_PREFIXES))
+
+
+def may_decide(kind):
+    """Whether an object of type ``kind`` (a string, or None) can be decisive for
+    Copilot: a dotted type other than Codex's, or its result."""
+    return kind == RESULT or _dotted(kind)
+
+
+def decides(data):
+    """Whether a decoded object is decisive for Copilot (docs/agents.md#decisive-tests): a
+    dotted type (not Codex's) with a ``data`` object, or a ``result`` with ``exitCode``
+    and ``sessionId``."""
+    kind = data.get("type")
+    if kind == RESULT:
+        return "exitCode" in data and "sessionId" in data
+    return _dotted(kind) and data.get("data").__class__ is dict
+
+
+def markers(needs):
+    """The lines that matter for ``needs``: the result, the events a run begins with,
+    errors, messages (the answer and the model) and usage always; deltas for text;
+    the tool events and subagent starts for calls."""
+    found = list(_ALWAYS)
+    for need in sorted(needs):
+        for marker in _MARKERS[need]:
+            if marker not in found:
+                found.append(marker)
+    return tuple(found)
+
+
+def kind_of(name, data):
+    if data.get("mcpServerName").__class__ is str:
+        return "mcp"
+    if name.__class__ is not str:
+        return None
+    return _KINDS.get(name, name)
+
+
+def name_of(data):
+    """The tool's name: ``server/tool`` for an MCP tool."""
+    server, tool = data.get("mcpServerName"), data.get("mcpToolName")
+    if server.__class__ is str and tool.__class__ is str:
+        return f"{server}/{tool}"
+    name = data.get("toolName")
+    return name if name.__class__ is str else None
+
+
+def target_of(kind, name, args):
+    if kind == "mcp":
+        return name
+    if args.__class__ is not dict:
+        return None
+    for key in _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS:
+        value = args.get(key)
+        if value.__class__ is str:
+            return value
+    return None
+
+
+def exit_code_of(result):
+    """A shell call's exit code, where its result tells one: ``contents[]``'s
+    ``terminal``/``shell_exit`` ``exitCode``, or ``content`` ending ``<exited with exit
+    code N>``; else None."""
+    if result.__class__ is not dict:
+        return None
+    contents = result.get("contents")
+    if contents.__class__ is list:
+        for item in contents:
+            if item.__class__ is dict and item.get("exitCode").__class__ is int:
+                return item["exitCode"]
+    content = result.get("content")
+    if content.__class__ is str:
+        tail = content.rstrip()
+        at = tail.rfind(_EXIT_SUFFIX)
+        if at >= 0 and tail.endswith(">"):
+            number = tail[at + len(_EXIT_SUFFIX):-1]
+            if number.isascii() and number.lstrip("-").isdigit():
+                return int(number)
+    return None
+
+
+def outcome_of(kind, data):
+    """How a ``tool.execution_complete`` says its call ended
+    (docs/model.md#outcomes-per-agent)."""
+    success = data.get("success")
+    if success is True:
+        code = exit_code_of(data.get("result")) if kind == "shell" else None
+        return "failure" if code is not None and code != 0 else "success"
+    if success is False:
+        error = data.get("error")
+        code = error.get("code") if error.__class__ is dict else None
+        return _CODE_OUTCOMES.get(code, "error")
+    return "unknown"
+
+
+def _number(value):
+    cls = value.__class__
+    return value if cls is int or cls is float else None
+
+
+def _main(event, data):
+    """Whether an event is the main agent's: no ``agentId``, no ``parentToolCallId``."""
+    return event.get("agentId") is None and data.get("parentToolCallId") is None
+
+
+class _Run:
+    __slots__ = ("start", "answer", "pieces", "piece_message", "usage", "model",
+                 "first_model", "error", "last_line", "deltas")
+
+    def __init__(self, start):
+        self.start = start
+        self.answer = None  # the last main-agent message's text
+        self.pieces = []  # the deltas of the message in hand: a cut-off run's answer
+        self.piece_message = None
+        self.usage = None
+        self.model = None  # session.tools_updated's
+        self.first_model = None  # the first message's
+        self.error = None  # the last session.error's message
+        self.last_line = start.line
+        self.deltas = {}  # messageId -> the deltas' text, until its whole message
+
+
+class Reader:
+    """Turns one input's decoded items into model events (``ndagent.formats``)."""
+
+    def __init__(self, source, checks=False, needs=None):
+        self.source = source
+        self.checks = checks
+        self.texts = needs is None or "text" in needs
+        self.run = None
+        # Of the run in hand: the open calls' kind, name and target (their ends name no
+        # tool), the message that requested each call, and the call of each subagent.
+        self.calls = Kept(READER_CALL_BYTES, "the tool calls open at once",
+                          "the oldest are forgotten (their ends name no tool)")
+        self.requests = Kept(READER_CALL_BYTES, "the tool requests not yet started",
+                             "the oldest calls lose their message's id")
+        self.agents = Kept(READER_CALL_BYTES, "the subagents of the run",
+                           "the oldest subagents' calls lose their parent")
+        self._handlers = {
+            DELTA: self._delta,
+            MESSAGE: self._message,
+            USAGE: self._usage,
+            TOOL_START: self._tool_start,
+            TOOL_END: self._tool_end,
+            SUBAGENT: self._subagent,
+            ERROR: self._error,
+            WARNING: self._warning,
+            TOOLS_UPDATED: self._tools_updated,
+        }
+
+    def event(self, event):
+        data = event.data
+        kind = event.type
+        out = []
+        run = self.run
+        if run is None:
+            run = self._begin(event, out)
+        run.last_line = event.line
+        if kind == RESULT:
+            self._end(run, event, data, out)
+            return out
+        body = data.get("data")
+        if self.checks and (data.get("id").__class__ is not str
+                            or epoch_ms(data.get("timestamp")) is None
+                            or body.__class__ is not dict):
+            out.append(_note(event, "envelope", "an event without its id, ISO timestamp "
+                                                "and data object"))
+        handler = self._handlers.get(kind)
+        if handler is not None and body.__class__ is dict:
+            handler(run, event, data, body, out)
+        return out
+
+    def awaits_run(self):
+        return self.run is None
+
+    def skipped(self, item):
+        out = []
+        if self.run is None:
+            self._begin(item, out)
+        self.run.last_line = item.line
+        return out
+
+    def finish(self):
+        run = self.run
+        if run is None:
+            return []
+        self.run = None
+        answer = "".join(run.pieces) or run.answer
+        return [RunEnd(start=run.start, cutoff=True, ok=False, answer=answer,
+                       usage=run.usage, model=run.model or run.first_model,
+                       source=run.start.source, line=run.last_line)]
+
+    # Runs.
+
+    def _begin(self, item, out):
+        for kept in (self.calls, self.requests, self.agents):
+            kept.close()
+        start = RunStart(agent=NAME, announced=item.type in _STARTS, source=item.source,
+                         line=item.line)
+        run = self.run = _Run(start)
+        out.append(start)
+        return run
+
+    def _end(self, run, event, data, out):
+        self.run = None
+        code = data.get("exitCode")
+        ok = code == 0
+        if self.checks:
+            if ok and run.error is not None:
+                out.append(_note(event, "session-error", f'the run had a session.error, '
+                                 f'"{quote(run.error)}", and exit code 0'))
+            if ok and not run.answer:
+                out.append(_note(event, "no-answer", "no main-agent message with text"))
+            for message_id in run.deltas:
+                out.append(_note(event, "deltas", f'the deltas of message '
+                                 f'"{quote(message_id)}" have no assistant.message'))
+        usage = data.get("usage")
+        usage = usage if usage.__class__ is dict else {}
+        failure = None
+        if not ok:
+            failure = run.error or (f"exit code {code}" if _number(code) is not None
+                                    else "no exit code")
+        session = data.get("sessionId")
+        run.start.session_id = session if session.__class__ is str else None
+        out.append(RunEnd(start=run.start, cutoff=False, ok=ok, failure=failure,
+                          answer=run.answer if run.answer is not None else "",
+                          native=data, usage=run.usage, cost_usd=None,
+                          duration_ms=_number(usage.get("sessionDurationMs")),
+                          model=run.model or run.first_model, source=event.source,
+                          line=event.line))
+
+    # Events.
+
+    def _delta(self, run, event, data, body, out):
+        text = body.get("deltaContent")
+        message = body.get("messageId")
+        if text.__class__ is not str or not text or not _main(data, body):
+            return
+        if message.__class__ is str:
+            run.deltas[message] = run.deltas.get(message, "") + text
+        if message != run.piece_message:
+            run.pieces = []
+            run.piece_message = message
+        run.pieces.append(text)
+        if self.texts:
+            out.append(Text(text, message, event.source, event.line))
+
+    def _message(self, run, event, data, body, out):
+        model = body.get("model")
+        if run.first_model is None and model.__class__ is str:
+            run.first_model = model
+        message = body.get("messageId")
+        requests = body.get("toolRequests")
+        if message.__class__ is str and requests.__class__ is list:
+            for request in requests:
+                call_id = request.get("toolCallId") if request.__class__ is dict else None
+                if call_id.__class__ is str:
+                    self.requests.keep(call_id, message, getsizeof(message), event, out)
+        if not _main(data, body):
+            return
+        text = body.get("content")
+        if text.__class__ is not str:
+            return
+        streamed = run.deltas.pop(message, None) if message.__class__ is str else None
+        if streamed is None:
+            if text and self.texts:
+                out.append(Text(text, message, event.source, event.line))
+        elif self.checks and streamed != text:
+            out.append(_note(event, "deltas", "the deltas differ from the message's text"))
+        run.pieces = []
+        if text:
+            run.answer = text
+
+    def _usage(self, run, event, data, body, out):
+        figures = [_number(body.get(key)) or 0 for key in
+                   ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens")]
+        used = {"input": figures[0] - figures[1], "cacheRead": figures[1],
+                "cacheWrite": figures[2], "output": figures[3]}
+        if run.usage is None:
+            run.usage = used
+        else:
+            for key, value in used.items():
+                run.usage[key] += value
+
+    def _tool_start(self, run, event, data, body, out):
+        call_id = body.get("toolCallId")
+        call_id = call_id if call_id.__class__ is str else None
+        name = name_of(body)
+        kind = kind_of(body.get("toolName"), body)
+        args = body.get("arguments")
+        target = target_of(kind, name, args)
+        if call_id is not None:
+            self.calls.keep(call_id, (kind, name, target),
+                            getsizeof(name) + getsizeof(target), event, out)
+        message = None if call_id is None else self.requests.complete(call_id)
+        out.append(ToolStart(call_id=call_id, kind=kind, name=name, args=args, target=target,
+                             model_call_id=message, parent=self._parent(data, body),
+                             time_ms=epoch_ms(data.get("timestamp")), source=event.source,
+                             line=event.line))
+
+    def _tool_end(self, run, event, data, body, out):
+        call_id = body.get("toolCallId")
+        call_id = call_id if call_id.__class__ is str else None
+        known = None if call_id is None else self.calls.complete(call_id)
+        kind, name, target = known if known is not None else (None, None, None)
+        result = body.get("result") if body.get("success") is True else body.get("error")
+        out.append(ToolEnd(call_id=call_id, kind=kind, name=name, target=target,
+                           parent=self._parent(data, body), outcome=outcome_of(kind, body),
+                           result=result, time_ms=epoch_ms(data.get("timestamp")),
+                           source=event.source, line=event.line))
+
+    def _parent(self, data, body):
+        parent = body.get("parentToolCallId")
+        if parent.__class__ is str:
+            return parent
+        agent = data.get("agentId")
+        return self.agents.get(agent) if agent.__class__ is str else None
+
+    def _subagent(self, run, event, data, body, out):
+        agent, call_id = body.get("agentId"), body.get("toolCallId")
+        if agent is None:
+            agent = data.get("agentId")
+        if agent.__class__ is str and call_id.__class__ is str:
+            self.agents.keep(agent, call_id, getsizeof(call_id), event, out)
+
+    def _error(self, run, event, data, body, out):
+        message = body.get("message")
+        if message.__class__ is str and message:
+            run.error = message
+
+    def _warning(self, run, event, data, body, out):
+        if self.checks:
+            message = body.get("message")
+            text = quote(message) if message.__class__ is str else ""
+            out.append(_note(event, "session-warning", f'session.warning: "{text}"'))
+
+    def _tools_updated(self, run, event, data, body, out):
+        model = body.get("model")
+        if model.__class__ is str:
+            run.model = model
+
+
+def _note(item, check, message):
+    return Note(check=check, message=message, source=item.source, line=item.line)
+
+
+FORMAT = Format(
+    name=NAME,
+    title="GitHub Copilot CLI",
+    invocation="copilot -p --output-format json --allow-all-tools",
+    decides=decides,
+    may_decide=may_decide,
+    markers=markers,
+    run_starts=[(("type", kind),) for kind in _STARTS],
+    reader=Reader,
+    checks=CHECKS,
+    run_end="a result event",
+    help=HELP,
+    order=70,
+)

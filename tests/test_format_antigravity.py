@@ -1,0 +1,252 @@
+"""The Antigravity CLI format module: what it makes of each shape of
+docs/formats.md#antigravity-cli.
+
+The Reader's model events (runs, the live answer, the result object, summed usage,
+calls by step, denied actions, notes) on small streams written here in agy's shapes;
+every verb on the real capture beside the clone, when it is there.
+"""
+
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import model_events
+
+from ndagent.cmd_json import main as json_main
+from ndagent.cmd_result import main as result_main
+from ndagent.cmd_stats import main as stats_main
+from ndagent.cmd_text import main as text_main
+from ndagent.cmd_tools import main as tools_main
+from ndagent.cmd_validate import main as validate_main
+from ndagent.formats import OtherAgents, antigravity, get
+from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+
+GOLDEN = Path(__file__).parent / "golden" / "antigravity"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "antigravity"
+CONVERSATION = "4e1b7c09-3d58-4a26-b9f0-8c2e5a7d1f63"
+
+
+class Stream:
+    """Lines in agy's shapes, one conversation, steps numbered as they come."""
+
+    def __init__(self, conversation=CONVERSATION, init=True, model=None):
+        self.conversation = conversation
+        self.index = 0
+        self.lines = []
+        if init:
+            body = {"cwd": "/w", "tools": ["run_command"], "permission_mode": "request-review"}
+            if model:
+                body["model"] = model
+            self.lines.append({"event": "init", "conversation_id": conversation, "init": body})
+
+    def step(self, **fields):
+        self.lines.append({"event": "step_update",
+                           "step_update": {"conversation_id": self.conversation, **fields}})
+        return self
+
+    def respond(self, *deltas, usage=(100, 10, 5)):
+        index, self.index = self.index, self.index + 1
+        for delta in deltas:
+            self.step(step_index=index, state="ACTIVE", step_type="agent_response",
+                      text_delta=delta)
+        inp, out, cache = usage
+        return self.step(step_index=index, state="DONE", step_type="agent_response",
+                         usage={"input_tokens": inp, "output_tokens": out,
+                                "thinking_tokens": 0, "cache_read_tokens": cache,
+                                "total_tokens": inp + out})
+
+    def tool(self, name, end="DONE", step_type="tool", **info):
+        index, self.index = self.index, self.index + 1
+        parameters = info.pop("parameters", {"CommandLine": "make"})
+        self.step(step_index=index, state="ACTIVE", step_type=step_type, tool_name=name,
+                  tool_info={"name": name, "parameters": parameters})
+        if end is not None:
+            self.step(step_index=index, state=end, step_type=step_type, tool_name=name,
+                      tool_info={"name": name, "parameters": parameters, **info})
+        return self
+
+    def result(self, status="SUCCESS", response="", **fields):
+        body = {"conversation_id": self.conversation, "status": status, "response": response,
+                "duration_seconds": 2.5, "num_turns": 1, **fields}
+        self.lines.append({"event": "result", "result": body})
+        return self
+
+    def bytes(self):
+        return b"".join(orjson.dumps(line) + b"\n" for line in self.lines)
+
+
+def read(stream, checks=False, needs=None):
+    data = stream if stream.__class__ is bytes else stream.bytes()
+    return model_events(antigravity, data, checks, needs)
+
+
+def only(events, cls):
+    return [event for event in events if event.__class__ is cls]
+
+
+def test_a_run_answers_with_every_delta_as_it_comes_and_sums_its_steps():
+    stream = (Stream(model="gemini-3-pro").respond("Looking. ").tool("run_command", output="ok")
+              .respond("Done", ".\n").result(response="Looking. Done.\n"))
+    events = read(stream)
+    start, = only(events, RunStart)
+    end, = only(events, RunEnd)
+    assert (start.session_id, start.model, start.announced) == (CONVERSATION, "gemini-3-pro",
+                                                                True)
+    assert [(piece.text, piece.message) for piece in only(events, Text)] == [
+        ("Looking. ", None), ("Done", None), (".\n", None)]
+    assert (end.ok, end.answer, end.duration_ms, end.cost_usd) == (True, "Looking. Done.\n",
+                                                                   2500, None)
+    assert end.usage == {"input": 200, "cacheRead": 10, "cacheWrite": None, "output": 20}
+    assert end.native == stream.lines[-1]["result"]
+
+
+def test_a_call_is_its_step_active_then_done_started_once():
+    stream = Stream().tool("view_file", parameters={"AbsolutePath": "/w/a"}, output="1 line")
+    stream.lines.insert(2, stream.lines[1])  # an ACTIVE update again
+    events = read(stream.result())
+    start, = only(events, ToolStart)
+    end, = only(events, ToolEnd)
+    assert (start.call_id, start.kind, start.name, start.target) == (
+        f"{CONVERSATION}:0", "read", "view_file", "/w/a")
+    assert (end.call_id, end.outcome, end.result) == (f"{CONVERSATION}:0", "success", "1 line")
+
+
+@pytest.mark.parametrize("end, error, outcome", [
+    ("ERROR", {"type": "TOOL_ERROR", "message": "tool call denied by pre-tool hook: no"},
+     "permissionDenied"),
+    ("ERROR", {"type": "TOOL_ERROR", "message": "no such file"}, "error"),
+    ("DONE", None, "success"),
+])
+def test_outcomes(end, error, outcome):
+    fields = {} if error is None else {"error": error}
+    ended, = only(read(Stream().tool("run_command", end=end, **fields).result()), ToolEnd)
+    assert ended.outcome == outcome
+
+
+@pytest.mark.parametrize("name, parameters, kind, target", [
+    ("grep_search", {"SearchPath": "/w", "Query": "TODO"}, "grep", "TODO"),
+    ("find_by_name", {"SearchPath": "/w", "Pattern": "*.py"}, "glob", "*.py"),
+    ("write_to_file", {"TargetFile": "/w/b"}, "write", "/w/b"),
+    ("call_mcp_tool", {}, "mcp", None),
+    ("ask_question", {}, "ask_question", None),
+])
+def test_kinds_and_targets(name, parameters, kind, target):
+    start, = only(read(Stream().tool(name, parameters=parameters).result()), ToolStart)
+    assert (start.kind, start.target) == (kind, target)
+
+
+def test_a_subagent_step_is_a_task_named_by_its_role():
+    stream = Stream()
+    stream.step(step_index=0, state="ACTIVE", step_type="subagent", tool_name="invoke_subagent",
+                subagent_info={"subagents": [{"role": "reviewer"}]})
+    start, = only(read(stream.result()), ToolStart)
+    assert (start.kind, start.target) == ("task", "reviewer")
+
+
+def test_a_denied_action_is_the_last_silent_step_of_its_tool():
+    stream = (Stream().tool("run_command").tool("run_command", output="ran")
+              .tool("write_to_file").tool("run_command")
+              .result(denied_actions=[{"action": "command", "display_name": "RunCommand"}]))
+    events = read(stream, checks=True)
+    end, = only(events, RunEnd)
+    assert end.outcomes == {f"{CONVERSATION}:3": "permissionDenied"}
+    assert [ended.outcome for ended in only(events, ToolEnd)] == ["success"] * 4
+    assert [note.check for note in only(events, Note)] == ["denied"]
+
+
+def test_stats_counts_a_denied_action_s_call_as_denied(call):
+    """A call that ended a success and that the run's end tells was denied counts as
+    denied (the figures settle successes too)."""
+    path = GOLDEN / "denied-shell" / "input.ndjson"
+    figures = orjson.loads(call(stats_main, "--format", "ndjson", path)[1])
+    assert figures["tools"] == {"write": {"success": 1}, "shell": {"permissionDenied": 1}}
+
+
+def test_a_failed_run_keeps_its_text_and_its_open_call_is_pending():
+    stream = (Stream().respond("Deploying.\n").tool("run_command", end=None)
+              .result("ERROR", "Deploying.\n", error="interrupted"))
+    end, = only(read(stream), RunEnd)
+    assert (end.ok, end.failure, end.answer) == (False, "interrupted", "Deploying.\n")
+
+
+@pytest.mark.parametrize("error, failure", [({"code": 7}, '{"code":7}'), (None, "status CANCELED")])
+def test_the_failure_text_of_another_error(error, failure):
+    fields = {} if error is None else {"error": error}
+    end, = only(read(Stream().result("CANCELED", **fields)), RunEnd)
+    assert end.failure == failure
+
+
+def test_a_lone_error_result_is_a_whole_run_with_no_init_warning():
+    stream = Stream("", init=False).result("ERROR", error="signed out",
+                                           usage={"input_tokens": 0, "output_tokens": 0})
+    events = read(stream, checks=True)
+    start, end = events
+    assert (start.announced, end.ok, end.usage) == (False, False, None)
+
+
+def test_a_result_s_usage_is_taken_when_no_step_has_any():
+    stream = Stream().result(usage={"input_tokens": 90, "output_tokens": 4})
+    assert only(read(stream), RunEnd)[0].usage == {"input": 90, "cacheRead": 0,
+                                                   "cacheWrite": None, "output": 4}
+
+
+def test_cut_off_and_a_new_init_cuts_the_run_off():
+    stream = Stream().respond("Half")
+    stream.lines += Stream("other").respond("Whole").result(response="Whole").lines
+    ends = only(read(stream), RunEnd)
+    assert [(end.cutoff, end.answer) for end in ends] == [(True, "Half"), (False, "Whole")]
+
+
+def test_the_checks():
+    stream = Stream(init=False).respond("a").respond().step(step_index=0, state="DONE",
+                                                            step_type="user_input")
+    stream.step(conversation_id="elsewhere", step_index=9, state="DONE", step_type="tool")
+    stream.lines[-1]["step_update"]["conversation_id"] = "elsewhere"
+    stream.respond(usage=(1, 1, 0)).result(response="a", usage={"input_tokens": 5})
+    found = [(note.check, note.line) for note in only(read(stream, checks=True), Note)]
+    assert found == [("init", 1), ("step-order", 4), ("conversation", 5), ("usage-total", 7)]
+
+
+def test_decides_on_an_event_envelope_with_no_type_and_is_found_in_another_stream():
+    init, = Stream().lines
+    assert antigravity.decides(init) and antigravity.may_decide(None)
+    assert not antigravity.decides({**init, "type": "x"})
+    assert not antigravity.decides({"event": "result", "result": "x"})
+    assert not antigravity.decides({"event": "init", "init": {}})
+    found = [module for decides, module in OtherAgents(get("claude")).tests(None)
+             if decides(init)]
+    assert found == [antigravity.FORMAT]
+
+
+# The real capture, when it is beside the clone.
+
+def corpus_files():
+    return sorted(CORPUS.glob("*.ndjson")) if CORPUS.is_dir() else []
+
+
+@pytest.mark.skipif(not corpus_files(),
+                    reason="../shared/corpus/antigravity is not beside this clone")
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda path: path.name)
+def test_every_verb_on_the_real_capture(call, path):
+    objects = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    result = objects[-1]["result"]
+    assert call(json_main, path)[:3] == (0, orjson.dumps(result) + b"\n", "")
+    response = result["response"]
+    assert call(result_main, path)[:2] == (0, response.encode() + (b"\n" if response and
+                                                                   response[-1] != "\n"
+                                                                   else b""))
+    steps = [o["step_update"] for o in objects if o["event"] == "step_update"]
+    calls = {s["step_index"] for s in steps if s["step_type"] in ("tool", "subagent")}
+    records = [orjson.loads(line) for line in call(tools_main, path)[1].splitlines()]
+    assert sorted(r["call_id"] for r in records) == sorted(
+        f"{result['conversation_id']}:{index}" for index in calls)
+    assert len(call(text_main, path)[1].splitlines()) == len(calls)
+    status, out, _ = call(validate_main, path)
+    assert status == 0 and out.count(b"[denied]") == len(result.get("denied_actions", []))
+    figures = orjson.loads(call(stats_main, "--format", "ndjson", path)[1])
+    responses = [s["usage"] for s in steps if s["step_type"] == "agent_response"
+                 and s["state"] == "DONE"]
+    assert figures["tokens"]["input"] == sum(u["input_tokens"] for u in responses)
+    assert figures["tokens"]["output"] == sum(u["output_tokens"] for u in responses)
+    denied = sum(counts.get("permissionDenied", 0) for counts in figures["tools"].values())
+    assert denied == len(result.get("denied_actions", []))
