@@ -7,12 +7,30 @@ each agent's ``Format`` in ``ndagent.formats`` knows what its events mean, and
 ``ndagent.model`` holds the common events they become (runs, text, tool calls).
 """
 
-# Ctrl-C is taken first of all (below, the why): with signal's C module, which the
-# interpreter loads as it starts (the signal module takes milliseconds to import), and
-# os and sys, which it has loaded too (os by site).
+# Ctrl-C ends a command with status 130 and no traceback, from the package's first
+# line on.  Python's own handler raises KeyboardInterrupt wherever the program is, and
+# no ``try`` covers the imports of the console script (``from ndagent.cli import main``)
+# and all before ``run_command``'s ``try``: a Ctrl-C there printed a traceback.  A
+# command ends at Ctrl-C, and nothing needs undoing (what it printed is printed).  Not
+# when the process started with SIGINT ignored (a background job); in-process calls of
+# ``main`` get 130 from ``run_command``, which catches KeyboardInterrupt.  It is taken
+# with signal's C module, which the interpreter loads as it starts (the signal module
+# takes milliseconds to import), and os and sys, which it has loaded too (os by site).
 import _signal
 import os
 import sys
+
+
+def _exit_interrupted(signum, frame):
+    """Ctrl-C in a command: status 130 at once, without a traceback."""
+    os._exit(130)
+
+
+# Until this process is known to be a command, Ctrl-C ends it too: a script that
+# imports ndagent gets its own handler back a few lines below.
+_PYTHONS_CTRL_C = _signal.getsignal(_signal.SIGINT)
+if _PYTHONS_CTRL_C is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _exit_interrupted)
 
 __version__ = "0.1.0"
 
@@ -38,27 +56,11 @@ def _started_as_command():
     return module == "ndagent" or (module.startswith("-") and module.endswith("mndagent"))
 
 
-def _exit_interrupted(signum, frame):
-    """Ctrl-C in a command: status 130 at once, without a traceback."""
-    os._exit(130)
+def _ctrl_c_of_scripts_is_their_own():
+    """Give a script that imports ndagent (no command: ``_started_as_command``) Python's
+    own Ctrl-C back, which the package's first lines took."""
+    if not _started_as_command() and _PYTHONS_CTRL_C is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _PYTHONS_CTRL_C)
 
 
-def _exit_quietly_at_ctrl_c():
-    """Make Ctrl-C end a command with status 130 and no traceback from here on.
-
-    Python's own handler raises KeyboardInterrupt wherever the program is, and no
-    ``try`` can cover the imports of the console script (``from ndagent.cli import
-    main``) and everything before ``run_command``'s ``try``: a Ctrl-C there printed a
-    traceback.  A command is a process that ends at Ctrl-C, so from the first line of
-    the package on, the handler ends it at once: nothing needs undoing (what it printed
-    is printed), and this holds while it works too.  It is set only in a command
-    process, never for a script that imports ndagent (its Ctrl-C stays its own), and
-    only when Ctrl-C has Python's usual handler (not when the process was started with
-    SIGINT ignored, as background jobs are).  In-process calls of ``main`` still get
-    status 130 from ``run_command``, which catches KeyboardInterrupt."""
-    if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-        _signal.signal(_signal.SIGINT, _exit_interrupted)
-
-
-if _started_as_command():
-    _exit_quietly_at_ctrl_c()
+_ctrl_c_of_scripts_is_their_own()
