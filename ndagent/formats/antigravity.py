@@ -15,7 +15,7 @@ from sys import getsizeof
 
 from ndagent.decoder import encode_line
 from ndagent.formats._antigravity_help import HELP
-from ndagent.formats.base import Format
+from ndagent.formats.base import Format, first_string
 from ndagent.model import READER_CALL_BYTES, Kept, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.terminal import quote
 
@@ -109,14 +109,8 @@ def target_of(kind, info, step):
         role = subagents[0].get("role")
         if role.__class__ is str:
             return role
-    parameters = info.get("parameters")
-    if parameters.__class__ is not dict:
-        return None
-    for key in _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS:
-        value = parameters.get(key)
-        if value.__class__ is str:
-            return value
-    return None
+    keys = _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS
+    return first_string(info.get("parameters"), keys)
 
 
 def snake_case(name):

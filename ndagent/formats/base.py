@@ -113,3 +113,16 @@ class Format:
 
     def __repr__(self):
         return f"<format {self.name}>"
+
+
+def first_string(args, keys):
+    """The first of ``args``' values under ``keys`` that is a string, or None (``args``
+    may be anything decoded): what a tool call acts on, for the agents whose calls
+    carry their arguments as an object, each agent with its own keys."""
+    if args.__class__ is not dict:
+        return None
+    for key in keys:
+        value = args.get(key)
+        if value.__class__ is str:
+            return value
+    return None

@@ -15,7 +15,7 @@ import re
 from sys import getsizeof
 
 from ndagent.formats._copilot_help import HELP
-from ndagent.formats.base import Format
+from ndagent.formats.base import Format, first_string
 from ndagent.model import (
     READER_CALL_BYTES,
     Kept,
@@ -138,13 +138,7 @@ def name_of(data):
 def target_of(kind, name, args):
     if kind == "mcp":
         return name
-    if args.__class__ is not dict:
-        return None
-    for key in _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS:
-        value = args.get(key)
-        if value.__class__ is str:
-            return value
-    return None
+    return first_string(args, _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS)
 
 
 def exit_code_of(result):

@@ -12,7 +12,7 @@ only clock.
 from sys import getsizeof
 
 from ndagent.formats._gemini_help import HELP
-from ndagent.formats.base import Format
+from ndagent.formats.base import Format, first_string
 from ndagent.model import (
     NATIVE_BYTES,
     READER_CALL_BYTES,
@@ -140,13 +140,7 @@ def target_of(kind, name, args):
     of the parameters that name a path, command, pattern or query; or None."""
     if kind == "mcp":
         return name
-    if args.__class__ is not dict:
-        return None
-    for key in _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS:
-        value = args.get(key)
-        if value.__class__ is str:
-            return value
-    return None
+    return first_string(args, _SEARCH_TARGET_KEYS if kind in ("grep", "glob") else _TARGET_KEYS)
 
 
 def outcome_of(data):
