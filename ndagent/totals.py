@@ -59,16 +59,13 @@ class Totals:
         unsure = not self.complete and previous is None
         self._remember(key, index, state)
         fmt = formats.get(end.start.agent)
-        if previous is not None and _follows(previous[0], index):
-            before = previous[1]
-            usage = usage_less(end.usage, state["usage"], before["usage"])
-            cost = less(end.cost_usd, state["cost"], before["cost"])
-            if _not_negative(usage, cost):
-                end.usage, end.cost_usd = usage, cost
-                if end.native is not None and fmt.own_native is not None:
-                    end.native = fmt.own_native(end.native, before["native"])
-                end.tokens_from = "run"
-                return end, None
+        own = _less_before(previous, index, end.usage, end.cost_usd, state)
+        if own is not None:
+            end.usage, end.cost_usd = own
+            if end.native is not None and fmt.own_native is not None:
+                end.native = fmt.own_native(end.native, previous[1]["native"])
+            end.tokens_from = "run"
+            return end, None
         if index == 0:  # the first run of its process: its totals are its own
             end.tokens_from = "run"
             return end, None
@@ -79,15 +76,8 @@ class Totals:
         """The own figures of a run counted with its running totals ``usage`` and
         ``cost`` as given (its key unknown then), now that the totals before it may be
         known here: (usage, cost), or None when they are not."""
-        previous = self.last.get(key)
-        if previous is None or not _follows(previous[0], index):
-            return None
-        before = previous[1]
-        own_usage = usage_less(usage, usage, before["usage"])
-        own_cost = less(cost, cost, before["cost"])
-        if not _not_negative(own_usage, own_cost):
-            return None
-        return own_usage, own_cost
+        return _less_before(self.last.get(key), index, usage, cost,
+                            {"usage": usage, "cost": cost})
 
     def _remember(self, key, index, state):
         if state is None or len(dumps(state)) > MAX_STATE:
@@ -134,6 +124,19 @@ def usage_less(usage, totals, before):
         return usage
     return {name: less(value, totals.get(name), before.get(name))
             for name, value in usage.items()}
+
+
+def _less_before(previous, index, usage, cost, running):
+    """A run's own (usage, cost): its figures less the totals of ``previous`` ((index,
+    state) of the key's run before, or None), of the figures that ``running`` (its
+    state) says are running totals; None where ``previous`` is not the run just before
+    it, or where a figure would fall below zero (then they are no running totals)."""
+    if previous is None or not _follows(previous[0], index):
+        return None
+    before = previous[1]
+    usage = usage_less(usage, running["usage"], before["usage"])
+    cost = less(cost, running["cost"], before["cost"])
+    return (usage, cost) if _not_negative(usage, cost) else None
 
 
 def _follows(before, index):
