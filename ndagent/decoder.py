@@ -50,6 +50,7 @@ finally:
     signal.pthread_sigmask(signal.SIG_SETMASK, _BLOCKED)
 
 from ndagent.jsonvalues import (  # noqa: E402
+    EncodedJson,
     RawNumber,
     parse_float,
     parse_int,
@@ -71,6 +72,7 @@ __all__ = [
     "batches",
     "decode_line",
     "encode_line",
+    "encode_value",
     "iter_items",
 ]
 
@@ -223,40 +225,56 @@ def decode_line(line, exact=False):
 
 def encode_line(value):
     """Encode a value as one compact JSON line, newline included."""
+    return _encode(value, orjson.OPT_APPEND_NEWLINE, b"\n")
+
+
+def encode_value(value):
+    """A value held as its compact JSON (``EncodedJson``), written as it stands by
+    ``encode_line``."""
+    return EncodedJson(_encode(value, 0, b""))
+
+
+def _encode(value, option, end):
     try:
-        return orjson.dumps(value, default=_raw_number, option=orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(value, default=_written_as_it_stands, option=option)
     except TypeError:
         # Nesting deeper than orjson writes (255 levels; it reads 1024) and integers
         # beyond 64 bits that were computed get here.
-        return _encode_slowly(value)
+        return _encode_slowly(value) + end
 
 
-def _raw_number(value):
+def _written_as_it_stands(value):
     if value.__class__ is RawNumber:
         return orjson.Fragment(value.text.encode())
+    if value.__class__ is EncodedJson:
+        return orjson.Fragment(value.data)
     raise TypeError
 
 
 def _encode_slowly(value):
     """The stdlib json in orjson's place, with more room than decoding had (so that
     whatever was decoded can be encoded from deeper in the stack).  RawNumbers go in as
-    unguessable placeholder strings that are then replaced by their text."""
+    unguessable placeholder strings that are then replaced by their text, and so do
+    EncodedJson values."""
     import json  # lazy: the slow path of values orjson cannot write
 
     texts = []
     token = os.urandom(8).hex()
 
     def placeholder(item):
-        if item.__class__ is not RawNumber:
+        if item.__class__ is RawNumber:
+            texts.append(item.text)
+        elif item.__class__ is EncodedJson:
+            texts.append(item.data.decode("utf-8", "surrogatepass"))
+        else:
             raise TypeError(f"cannot encode {type(item).__name__}")
-        texts.append(item.text)
         return f"\ue000{token}:{len(texts) - 1}\ue000"
 
     text = _with_room(2 * _ORJSON_DEPTH, json.dumps, value, ensure_ascii=False,
                       separators=(",", ":"), default=placeholder)
     for index, number in enumerate(texts):
         text = text.replace(f'"\ue000{token}:{index}\ue000"', number, 1)
-    return text.encode("utf-8", "surrogatepass") + b"\n"
+    return text.encode("utf-8", "surrogatepass")
 
 
 # How deep orjson reads nesting.  The stdlib json, which stands in for orjson on the

@@ -24,6 +24,25 @@ class RawNumber:
         return f"RawNumber({self.text!r})"
 
 
+class EncodedJson:
+    """A JSON value held as its compact encoding (``data``, UTF-8 bytes) and written
+    again as it stands: what a Reader keeps of a run for long costs the length of its
+    JSON alone, a measured figure, and is not encoded a second time when printed."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+    def __eq__(self, other):
+        return other.__class__ is EncodedJson and other.data == self.data
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"EncodedJson({self.data!r})"
+
+
 def tolerated():
     """What the tolerant decoder may read where orjson did not: a surrogate escape, a run
     of 19 digits, an exponent of three digits."""

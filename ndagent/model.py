@@ -18,10 +18,10 @@ holds what the frame does with the events whatever their agent: the call pairer
 """
 
 import re
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from sys import getsizeof
 
-from ndagent.decoder import encode_line
+from ndagent.decoder import encode_line, encode_value
 
 __all__ = [
     "ACTIONS",
@@ -30,6 +30,7 @@ __all__ = [
     "FORGOTTEN",
     "KINDS",
     "Kept",
+    "KeptInOrder",
     "MAX_OPEN_BYTES",
     "MAX_OPEN_CALLS",
     "NATIVE_BYTES",
@@ -364,14 +365,16 @@ NATIVE_BYTES = 64 << 20
 # What each value kept by a Reader costs beyond its own bytes and its key's: its entry
 # in the OrderedDict, the pair it is kept in, its size.
 KEPT_ENTRY = 200
+# What a value kept as its encoding costs beyond the length of its JSON: the bytes
+# object's header and the EncodedJson holding it.
+ENCODED_BYTES = 80
 
 
 class Kept(CallPairer):
-    """What a format's Reader keeps of the run in hand, by key (a call_id; None for a
-    value never asked for by key, kept until ``close``), in bounded memory: the
-    pairer's mechanism with a byte bound of its own.  Beyond it the oldest values are
-    forgotten, and the first time, a Note says so (check ``FORGOTTEN``): ``what`` is
-    kept ("the tool calls open at once"), ``lost`` what forgetting loses."""
+    """What a format's Reader keeps of the run in hand, by key (a call_id), in bounded
+    memory: the pairer's mechanism with a byte bound of its own.  Beyond it the oldest
+    values are forgotten, and the first time, a Note says so (check ``FORGOTTEN``):
+    ``what`` is kept ("the tool calls open at once"), ``lost`` what forgetting loses."""
 
     def __init__(self, max_bytes, what, lost):
         super().__init__(max_bytes)
@@ -386,9 +389,62 @@ class Kept(CallPairer):
         _, dropped = self.start(key, value, size + KEPT_ENTRY)
         if dropped and not self.said:
             self.said = True
-            out.append(Note(check=FORGOTTEN, message=f"{self.what}: more than is kept in "
-                            f"memory ({self.bounds.replace(' calls', '')}): {self.lost}",
-                            source=item.source, line=item.line))
+            out.append(_forgotten(self, item))
+
+
+class KeptInOrder:
+    """What a format's Reader keeps of the run in hand and never asks for by key (Codex's
+    completed items, Gemini's warnings), in order, within the bounds ``Kept`` has; the
+    oldest are forgotten beyond them, and the first time, a Note says so."""
+
+    max_calls = MAX_OPEN_CALLS
+
+    def __init__(self, max_bytes, what, lost):
+        self.max_bytes = max_bytes
+        self.what = what
+        self.lost = lost
+        self.said = False
+        self._values = deque()  # (value, size), oldest first
+        self._bytes = 0
+
+    bounds = CallPairer.bounds
+
+    def keep(self, value, size, item, out):
+        """Keep ``value`` (of about ``size`` bytes); when the oldest must go, the first
+        time, a Note at ``item`` (an Event) in ``out``."""
+        size += KEPT_ENTRY
+        values = self._values
+        if size <= self.max_bytes:  # else alone beyond the bound: the others may stay
+            values.append((value, size))
+            self._bytes += size
+            if self._bytes <= self.max_bytes and len(values) <= self.max_calls:
+                return
+            while self._bytes > self.max_bytes or len(values) > self.max_calls:
+                self._bytes -= values.popleft()[1]
+        if not self.said:
+            self.said = True
+            out.append(_forgotten(self, item))
+
+    def keep_encoded(self, value, item, out):
+        """Keep the JSON value ``value`` as its encoding: it costs the length of its
+        JSON (measured, where a decoded value is estimated) and is written again as it
+        stands."""
+        encoded = encode_value(value)
+        self.keep(encoded, len(encoded.data) + ENCODED_BYTES, item, out)
+
+    def close(self):
+        """The values kept, oldest first; none is kept after."""
+        values = [value for value, _ in self._values]
+        self._values.clear()
+        self._bytes = 0
+        return values
+
+
+def _forgotten(kept, item):
+    """The Note of what a Reader forgets first (``Kept``, ``KeptInOrder``)."""
+    return Note(check=FORGOTTEN, message=f"{kept.what}: more than is kept in memory "
+                f"({kept.bounds.replace(' calls', '')}): {kept.lost}",
+                source=item.source, line=item.line)
 
 
 def _digest(key):

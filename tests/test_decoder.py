@@ -17,6 +17,7 @@ from ndagent.decoder import (
     batches,
     decode_line,
     encode_line,
+    encode_value,
     iter_items,
 )
 
@@ -139,6 +140,21 @@ def test_floats_beyond_a_double_are_kept_as_written(number):
 def test_raw_numbers_survive_the_deep_nesting_fallback():
     line = b'{"a":' * 300 + b"1" * 30 + b"}" * 300
     assert encode_line(decode_line(line, exact=True)) == line + b"\n"
+
+
+@settings(max_examples=80, deadline=None)
+@given(kept=st.sampled_from([b'{"a":' * 300 + b"1" + b"}" * 300, b"%d" % 2 ** 70, b"[1e400]",
+                             b'{"s":"a\\ud800b"}', b'{"x":[1,2.5,"y",null]}']),
+       beside=st.sampled_from([b"[" * 300 + b"]" * 300, b"%d" % 2 ** 70, b"1e400", b'"z"']))
+def test_a_value_kept_as_its_json_is_written_as_the_value_itself(kept, beside):
+    """``encode_value`` keeps a value as its JSON; written inside another value, on the
+    fast path or the slow one (deep nesting, numbers beyond 64 bits), it gives the bytes
+    the decoded value gives."""
+    value, other = decode_line(b'{"v":%s}' % kept, exact=True)["v"], decode_line(
+        b'{"v":%s}' % beside, exact=True)["v"]
+    if beside == b"%d" % 2 ** 70:
+        other = 2 ** 70  # a computed integer beyond 64 bits: orjson refuses it
+    assert encode_line([encode_value(value), other]) == encode_line([value, other])
 
 
 def test_a_line_of_tens_of_megabytes_is_read_whole():

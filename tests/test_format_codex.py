@@ -83,6 +83,11 @@ def no_text_twice(events):
     return True
 
 
+def native_items(end):
+    """The items of a run's json object, as printed (they are kept as their JSON)."""
+    return orjson.loads(encode_line(end.native))["items"]
+
+
 def ends(events):
     return [event for event in events if isinstance(event, RunEnd)]
 
@@ -260,7 +265,7 @@ def test_an_ok_golden_run_has_the_sdk_turn_and_its_usage(case):
     (end,) = ends(read(path))
     assert end.ok and not end.cutoff and end.failure is None
     assert list(end.native) == ["items", "finalResponse", "usage"]
-    assert end.native["items"] == [o["item"] for o in objects if o["type"] == "item.completed"]
+    assert native_items(end) == [o["item"] for o in objects if o["type"] == "item.completed"]
     assert end.native["finalResponse"] == end.answer
     assert end.native["usage"] == objects[-1]["usage"]
     assert end.usage == dict(zip(("input", "cacheRead", "cacheWrite", "output"),
@@ -549,7 +554,7 @@ def test_a_web_search_item_with_its_id_twice_pairs_by_the_last():
     assert calls(events) == [
         ("tool+", 3, "ws_0c41e9", "webSearch", "web_search", None),
         ("tool-", 4, "ws_0c41e9", "webSearch", "web_search", "gleam json decode", "success")]
-    assert ends(events)[0].native["items"][0]["id"] == "ws_0c41e9"
+    assert native_items(ends(events)[0])[0]["id"] == "ws_0c41e9"
     assert not [event for event in events if isinstance(event, Note)]
 
 
@@ -874,8 +879,12 @@ def test_the_native_object_s_items_are_kept_in_bounded_bytes(monkeypatch):
     forgotten = [event for event in events if isinstance(event, Note)]
     assert [note.check for note in forgotten] == [FORGOTTEN]
     assert "json object" in forgotten[0].message
-    items = ends(events)[0].native["items"]
-    assert 10 < len(items) < 100 and items[-1]["id"] == "item_299"
+    items = native_items(ends(events)[0])
+    # The newest items, as many as their JSON (and a few hundred bytes each beside it)
+    # fits in the bound, and no more.
+    held = sum(len(encode_line(item)) for item in items)
+    assert held <= 1 << 20 < held + 400 * len(items) + len(encode_line(items[0]))
+    assert [item["id"] for item in items] == [f"item_{n}" for n in range(300 - len(items), 300)]
 
 
 def peak_memory(needs, count=5000):

@@ -16,7 +16,17 @@ from sys import getsizeof
 from ndagent.decoder import encode_line
 from ndagent.formats._antigravity_help import HELP
 from ndagent.formats.base import Format, first_string
-from ndagent.model import READER_CALL_BYTES, Kept, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import (
+    READER_CALL_BYTES,
+    Kept,
+    KeptInOrder,
+    Note,
+    RunEnd,
+    RunStart,
+    Text,
+    ToolEnd,
+    ToolStart,
+)
 from ndagent.terminal import quote
 
 NAME = "antigravity"
@@ -159,7 +169,7 @@ class Reader:
         # of the result may name.
         self.open = Kept(READER_CALL_BYTES, "the tool steps open at once",
                          "the oldest are forgotten: a later update starts them again")
-        self.silent = Kept(READER_CALL_BYTES, "the tool steps that ended with no output",
+        self.silent = KeptInOrder(READER_CALL_BYTES, "the tool steps that ended with no output",
                            "the oldest cannot be matched with a denied action")
 
     def event(self, event):
@@ -325,7 +335,7 @@ class Reader:
             outcome = "success"
             result = info.get("output")
             if "output" not in info and error is None and name is not None:
-                self.silent.keep(None, (call_id, name), getsizeof(call_id) + getsizeof(name),
+                self.silent.keep((call_id, name), getsizeof(call_id) + getsizeof(name),
                                  event, out)
         else:
             message = error.get("message") if error.__class__ is dict else None

@@ -25,13 +25,13 @@ from ndagent.model import (
     NATIVE_BYTES,
     READER_CALL_BYTES,
     Kept,
+    KeptInOrder,
     Note,
     RunEnd,
     RunStart,
     Text,
     ToolEnd,
     ToolStart,
-    json_size,
 )
 from ndagent.terminal import quote
 
@@ -193,7 +193,7 @@ class Reader:
         self.kept = (
             Kept(READER_CALL_BYTES, "the items started and not completed",
                  "the oldest are forgotten (their completion is taken as their start)"),
-            Kept(NATIVE_BYTES, "the run's completed items",
+            KeptInOrder(NATIVE_BYTES, "the run's completed items",
                  "the oldest are left out of the json object's items")
             if self.keep_items else None)
         self.run = None
@@ -359,7 +359,7 @@ class Reader:
         run = self._in_run(event, out)
         item = event.data.get("item")
         if run.items is not None:
-            run.items.keep(None, item, json_size(item), event, out)
+            run.items.keep_encoded(item, event, out)
         if item.__class__ is not dict:
             return out
         kind = item.get("type")

@@ -17,6 +17,7 @@ from ndagent.model import (
     NATIVE_BYTES,
     READER_CALL_BYTES,
     Kept,
+    KeptInOrder,
     Note,
     RunEnd,
     RunStart,
@@ -235,7 +236,7 @@ class Reader:
         self.calls = Kept(READER_CALL_BYTES, "the tool calls open at once",
                           "the oldest are forgotten (their results name no tool)") \
             if needs is None or "tools" in needs or "tool_ends" in needs else None
-        self.errors = Kept(NATIVE_BYTES, "the error events' messages",
+        self.errors = KeptInOrder(NATIVE_BYTES, "the error events' messages",
                            "the oldest are left out of the json object's warnings") \
             if needs is None or "native" in needs else None
         self.run = None
@@ -440,7 +441,7 @@ class Reader:
         if message.__class__ is str:
             number = run.errors_seen = run.errors_seen + 1
             if self.errors is not None:
-                self.errors.keep(None, (number, message), getsizeof(message), event, out)
+                self.errors.keep((number, message), getsizeof(message), event, out)
             if severity == "error":
                 run.last_error = (number, message)
         if self.checks:
