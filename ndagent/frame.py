@@ -13,7 +13,7 @@ output (``begin_output``, ``end_output``).
 """
 
 
-from ndagent import engine, inputs
+from ndagent import inputs
 from ndagent.feed import Stop, Where, output_file, read_here
 from ndagent.model import FORGOTTEN
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
@@ -410,6 +410,8 @@ def _read_files(command, names, jobs, progress):
 
 def _run(command, work_shares, jobs, taken):
     """Run the shares in processes (ndagent.engine); a process that died is said."""
+    from ndagent import engine  # lazy: a command that reads in one process never needs it
+
     def taken_with_totals(index, value):
         *value, totals = value
         if totals is not None:

@@ -5,11 +5,11 @@ Writes wait out a descriptor left non-blocking, a failed message write never sto
 command, and the reader of standard output going away ends it quietly (SIGPIPE)."""
 
 import os
-import select
 import signal
 from time import monotonic
 
 from ndagent.decoder import encode_line
+from ndagent.sources import wait_for
 from ndagent.terminal import escape_json
 
 
@@ -92,7 +92,7 @@ def write_all(fd, data):
         try:
             data = data[os.write(fd, data):]
         except BlockingIOError:
-            select.select([], [fd], [])
+            wait_for(fd, readable=False)
 
 
 def write_message(data):

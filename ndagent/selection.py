@@ -41,23 +41,32 @@ class Selection:
                     raise ValueError(f"a marker is made of plain names: {pair!r}")
             (key, value), rest = marker[0], marker[1:]
             self.decoded.setdefault(key, {}).setdefault(value, []).append(rest)
-        # (pattern, {value (bytes): None when the value alone is enough, else the other
-        # pairs' values, quoted, per marker}, whether every value alone is enough).  A
-        # line holds a pair only if it holds the pair's value, quoted: that is how the
-        # other pairs are told.
-        self.patterns = []
-        for key, values in self.decoded.items():
-            needles = {value.encode(): None if () in rests else tuple(
-                           tuple(b'"%s"' % other.encode() for _, other in rest)
-                           for rest in rests)
-                       for value, rests in values.items()}
-            self.patterns.append((re.compile(_pair_pattern(key, sorted(needles))),
-                                  needles, all(rests is None for rests in needles.values())))
+        self._patterns = None  # compiled when first needed: a Format makes a Selection
+        # of its run starts only for ``wants``, at start-up
         # (key, values) when every marker is one pair of that key: the usual case.
         self.quick = None
-        if len(self.patterns) == 1 and self.patterns[0][2]:
+        if len(self.decoded) == 1:
             (key, values), = self.decoded.items()
-            self.quick = key, frozenset(values)
+            if all(() in rests for rests in values.values()):
+                self.quick = key, frozenset(values)
+
+    @property
+    def patterns(self):
+        """(pattern, {value (bytes): None when the value alone is enough, else the other
+        pairs' values, quoted, per marker}, whether every value alone is enough).  A
+        line holds a pair only if it holds the pair's value, quoted: that is how the
+        other pairs are told."""
+        if self._patterns is None:
+            self._patterns = []
+            for key, values in self.decoded.items():
+                needles = {value.encode(): None if () in rests else tuple(
+                               tuple(b'"%s"' % other.encode() for _, other in rest)
+                               for rest in rests)
+                           for value, rests in values.items()}
+                self._patterns.append((re.compile(_pair_pattern(key, sorted(needles))),
+                                       needles,
+                                       all(rests is None for rests in needles.values())))
+        return self._patterns
 
     def wants(self, data):
         """Whether a decoded object has every pair of one of the markers."""

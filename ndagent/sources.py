@@ -3,9 +3,7 @@ of a regular file, read decompressed where it is gzip, bzip2 or xz (told by its 
 bytes), with the waits of a descriptor left non-blocking, and a pipe widened so that a
 reader takes whole chunks."""
 
-import fcntl
 import os
-import select
 import stat
 from importlib import import_module
 
@@ -186,7 +184,7 @@ def _reader(fd):
             try:
                 return os.read(fd, size)
             except BlockingIOError:
-                select.select([fd], [], [])
+                wait_for(fd, readable=True)
 
     return read
 
@@ -222,6 +220,19 @@ def widen_pipe(fd):
     try:
         if not stat.S_ISFIFO(os.fstat(fd).st_mode):
             return
+        import fcntl  # lazy: only a pipe needs it
+
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
     except (OSError, AttributeError):  # not Linux (no F_SETPIPE_SZ), not allowed
         pass
+
+
+def wait_for(fd, readable):
+    """Wait until ``fd`` (left non-blocking by whoever shares it) can be read, or
+    written to."""
+    import select  # lazy: only a descriptor left non-blocking ever waits
+
+    if readable:
+        select.select([fd], [], [])
+    else:
+        select.select([], [fd], [])

@@ -11,7 +11,6 @@ Tokens come only per API call (``assistant.usage``), summed; the ``result`` coun
 premium requests and time.
 """
 
-import re
 from sys import getsizeof
 
 from ndagent.formats._copilot_help import HELP
@@ -80,14 +79,18 @@ _MARKERS = {"text": ((("type", DELTA),),), "tools": _TOOLS, "tool_ends": _TOOLS,
             "native": ()}
 
 
-# A session event's type: lower-case words joined by dots (``session.tools_updated``).
-_DOTTED = re.compile(r"[a-z]+(?:_[a-z]+)*(?:\.[a-z]+(?:_[a-z]+)*)+")
 _CODEX_PREFIXES = ("thread.", "turn.", "item.")
 
 
 def _dotted(kind):
-    return (kind.__class__ is str and _DOTTED.fullmatch(kind) is not None
-            and not kind.startswith(_CODEX_PREFIXES))
+    """Whether ``kind`` is a session event's type: names of lower-case ASCII words joined
+    by ``_``, two or more of them joined by dots (``session.tools_updated``)."""
+    if kind.__class__ is not str or kind.startswith(_CODEX_PREFIXES):
+        return False
+    names = kind.split(".")
+    return len(names) > 1 and all(
+        word.isascii() and word.isalpha() and word.islower()
+        for name in names for word in name.split("_"))
 
 
 def may_decide(kind):
