@@ -6,7 +6,7 @@ import os
 import re
 import select
 import sys
-from argparse import ArgumentTypeError
+from argparse import Action, ArgumentTypeError
 from importlib import import_module
 
 from ndagent import budget, cli, formats, options
@@ -38,13 +38,27 @@ end ndagent (SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU), which are passed on t
 group (a second one kills it at once; status 128 and the signal's number: 130, 143,
 129, ...), also while the reader of ndagent's output does not read. Ctrl-Z stops the
 agent's group with ndagent, and 'fg' or 'bg' continues both; the time they were
-stopped counts for no limit (--idle, --timeout, --grace). On Linux, the
-processes it leaves behind in sessions of their own come back to ndagent when their
-parent dies, and are ended with it. An agent that makes several runs in one process
-must begin the next within --grace.
+stopped counts for no limit (--idle, --timeout, --grace). An agent that makes several
+runs in one process must begin the next within --grace.
+
+Budgets end the agent in the same way, each with a status of its own (120 to 123) and
+a message that names it and the figure: --max-cost (the cost its stream reports),
+--max-tool-calls, --max-turns, and --stop-on PATTERN (a tool call whose target PATTERN
+matches, ended as the call starts, before it is done where the stream shows its start).
+They count from what the stream says as it arrives, all the agent's runs together.
+
+Once its group is ended, the processes of the agent still running are said ('warning:
+left running: pid N "COMMAND"') and ended (--reap, the default; --no-reap leaves them):
+those of its session (a process that made a group of its own), and those that left it
+(setsid, as a detached server does), found on Linux when their parent dies (they come
+back to ndagent) and elsewhere while their parent lives (ps is asked every second, and
+before the group is ended; a double fork between two looks is not found). The agent
+writes to a pipe, or with --pty to a pseudo-terminal, for an agent that holds its
+output in blocks on a pipe; --events FILE records when each line arrived.
 
 How its run ended decides the exit status, not how the agent was ended: a run that
-succeeded is status 0 even when the agent had to be ended after it. The agent's
+succeeded is status 0 even when the agent had to be ended after it (a budget passed
+decides it though, also at the run's end). The agent's
 standard error passes through, its standard input is ndagent's.
 
 --show result (the default), text, tools or json prints, as the stream arrives, what
@@ -75,6 +89,9 @@ EXAMPLES = """\
     <AGENT> 'fix the tests'
   # 30 s to exit after its run (--grace), its tool calls as NDJSON
   ndagent run --grace 30s --show tools -- \\
+    <AGENT> 'fix the tests'
+  # a budget: ended at $5, at its 201st tool call, or as it starts 'rm -rf'
+  ndagent run --max-cost 5 --max-tool-calls 200 --stop-on 'rm -rf' -- \\
     <AGENT> 'fix the tests'
   # in a Makefile: the rule fails when the run fails, and never hangs
   answer.md: prompt.txt
@@ -173,23 +190,18 @@ def add_budget_options(parser):
              "prints after the action: a command, a path, a url, ...) PATTERN matches "
              "(Python's regular expression, anywhere in it) starts; where the stream "
              f"shows only calls' ends, as it ends (status {budget.STOP_ON})",
-    ).brief = f"end the agent at a call whose target matches (status {budget.STOP_ON})"
+    ).brief = f"end the agent as a call matching it starts (status {budget.STOP_ON})"
 
 
 def add_process_options(parser):
     """--reap, --no-reap, --pty, --events."""
-    reaping = parser.add_mutually_exclusive_group()
-    reaping.add_argument(
-        "--reap", dest="reap", action="store_const", const=True, default=True,
-        help="once the agent's group is ended, end the processes of the agent still "
-             "running (SIGTERM, SIGKILL --grace later), each said with its pid and "
-             "command: the default",
-    ).brief = "end what the agent left running (the default)"
-    reaping.add_argument(
-        "--no-reap", dest="reap", action="store_const", const=False,
-        help="say the processes of the agent still running once its group is ended, and "
-             "leave them running (a server it was asked to start)",
-    ).brief = "say what the agent left running, and leave it"
+    parser.add_argument(
+        "--reap", "--no-reap", action=_Reap,
+        help="once the agent's group is ended, the processes of the agent still running "
+             "are said, each with its pid and command; --reap (the default) ends them "
+             "(SIGTERM, SIGKILL --grace later), --no-reap leaves them running (a server "
+             "it was asked to start)",
+    ).brief = "end what the agent left running (the default), or not"
     parser.add_argument(
         "--pty", action="store_true",
         help="give the agent a pseudo-terminal for its standard output, rather than a "
@@ -202,6 +214,17 @@ def add_process_options(parser):
              "(its number, and the time since the epoch, to the millisecond): when each "
              "line came, for streams that carry no time")
     events.complete, events.brief = options.COMPLETE_FILES, "write when each line arrived to FILE"
+
+
+class _Reap(Action):
+    """--reap and --no-reap, one option: whether the processes left running are ended
+    (the last one given decides)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=True, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, option_string == "--reap")
 
 
 class RunCommand(Command):

@@ -203,7 +203,7 @@ def test_a_format_whose_runs_carry_a_cost_declares_it():
 @pytest.mark.parametrize("argv", [
     ["--max-cost", "five", "--", "true"], ["--max-cost", "-1", "--", "true"],
     ["--max-tool-calls", "1.5", "--", "true"], ["--stop-on", "(", "--", "true"],
-    ["--reap", "--no-reap", "--", "true"]])
+    ["--no-reap=x", "--", "true"]])
 def test_usage_errors(argv, capfd):
     with pytest.raises(SystemExit) as exit:
         cmd_run.main(argv)
@@ -219,7 +219,7 @@ def left(stderr):
 
 
 @pytest.mark.skipif(not LINUX, reason="Linux's subreaper finds a double fork's process")
-@pytest.mark.parametrize("reap", [[], ["--reap"], ["--no-reap"]])
+@pytest.mark.parametrize("reap", [[], ["--reap"], ["--no-reap"], ["--no-reap", "--reap"]])
 def test_a_double_forked_process_in_a_session_of_its_own_is_said_and_reaped(tmp_path, reap):
     pids = tmp_path / "pids"
     done = subprocess.run([command("run"), *reap, "--grace", "0.3", "--", *fake_agent(
