@@ -180,7 +180,7 @@ def add_budget_options(parser):
     parser.add_argument(
         "--max-turns", type=options.whole_number, metavar="N",
         help="end the agent as it begins turn N+1: a turn is a model response that calls "
-             "tools, told apart where the stream names each call's response "
+             "tools, known where the stream names each call's response "
              "(model_call_id in 'ndagent tools'; where it names none, a warning says so, "
              f"and no turn is counted) (status {budget.TURNS})",
     ).brief = f"end the agent as it begins turn N+1 (status {budget.TURNS})"
