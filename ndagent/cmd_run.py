@@ -105,7 +105,7 @@ EXIT_STATUSES = (
           "under --strict"),
     ("2", "usage error, a --save FILE that cannot be written or that is the output\n"
           "file, output that cannot be written"),
-    ("120", "its cost passed --max-cost (also when only its run's end told it)"),
+    ("120", "its cost passed --max-cost (also when it was known only at its run's end)"),
     ("121", "a tool call passed --max-tool-calls"),
     ("122", "a turn passed --max-turns"),
     ("123", "a tool call matched --stop-on"),
