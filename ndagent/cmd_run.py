@@ -6,10 +6,11 @@ import os
 import re
 import select
 import sys
-from argparse import ArgumentTypeError
+from argparse import Action, ArgumentTypeError
 from importlib import import_module
 
-from ndagent import cli, options
+from ndagent import budget, cli, formats, options
+from ndagent.budget import Budget
 from ndagent.feed import is_output, output_file, read_here
 from ndagent.frame import REGISTRY, Command
 from ndagent.output import Output, write_all
@@ -37,13 +38,27 @@ end ndagent (SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU), which are passed on t
 group (a second one kills it at once; status 128 and the signal's number: 130, 143,
 129, ...), also while the reader of ndagent's output does not read. Ctrl-Z stops the
 agent's group with ndagent, and 'fg' or 'bg' continues both; the time they were
-stopped counts for no limit (--idle, --timeout, --grace). On Linux, the
-processes it leaves behind in sessions of their own come back to ndagent when their
-parent dies, and are ended with it. An agent that makes several runs in one process
-must begin the next within --grace.
+stopped counts for no limit (--idle, --timeout, --grace). An agent that makes several
+runs in one process must begin the next within --grace.
+
+Budgets end the agent in the same way, each with a status of its own (120 to 123) and
+a message that names it and the figure: --max-cost (the cost its stream reports),
+--max-tool-calls, --max-turns, and --stop-on PATTERN (a tool call whose target PATTERN
+matches, ended as the call starts, before it is done where the stream shows its start).
+They count from what the stream says as it arrives, all the agent's runs together.
+
+Once its group is ended, the processes of the agent still running are said ('warning:
+left running: pid N "COMMAND"') and ended (--reap, the default; --no-reap leaves them):
+those of its session (a process that made a group of its own), and those that left it
+(setsid, as a detached server does), found on Linux when their parent dies (they come
+back to ndagent) and elsewhere while their parent lives (ps is asked every second, and
+before the group is ended; a double fork between two looks is not found). The agent
+writes to a pipe, or with --pty to a pseudo-terminal, for an agent that holds its
+output in blocks on a pipe; --events FILE records when each line arrived.
 
 How its run ended decides the exit status, not how the agent was ended: a run that
-succeeded is status 0 even when the agent had to be ended after it. The agent's
+succeeded is status 0 even when the agent had to be ended after it (a budget passed
+decides it though, also at the run's end). The agent's
 standard error passes through, its standard input is ndagent's.
 
 --show result (the default), text, tools or json prints, as the stream arrives, what
@@ -75,6 +90,9 @@ EXAMPLES = """\
   # 30 s to exit after its run (--grace), its tool calls as NDJSON
   ndagent run --grace 30s --show tools -- \\
     <AGENT> 'fix the tests'
+  # a budget: ended at $5, at its 201st tool call, or as it starts 'rm -rf'
+  ndagent run --max-cost 5 --max-tool-calls 200 --stop-on 'rm -rf' -- \\
+    <AGENT> 'fix the tests'
   # in a Makefile: the rule fails when the run fails, and never hangs
   answer.md: prompt.txt
   \tndagent run --idle 10m --timeout 1h -- \\
@@ -87,6 +105,10 @@ EXIT_STATUSES = (
           "under --strict"),
     ("2", "usage error, a --save FILE that cannot be written or that is the output\n"
           "file, output that cannot be written"),
+    ("120", "its cost passed --max-cost (also when it was known only at its run's end)"),
+    ("121", "a tool call passed --max-tool-calls"),
+    ("122", "a turn passed --max-turns"),
+    ("123", "a tool call matched --stop-on"),
     ("124", "--idle or --timeout ended the agent before its run was over"),
     ("126", "COMMAND was found but could not be run"),
     ("127", "COMMAND was not found"),
@@ -112,6 +134,97 @@ def duration(text):
     if found is None:
         raise ArgumentTypeError(f"not a duration such as 90s, 10m, 1h, 0.5s: {text!r}")
     return float(found[1]) * _UNITS[found[2]]
+
+
+def dollars(text):
+    """A --max-cost value: an amount of US dollars, fractions allowed."""
+    if re.fullmatch(r"\$?(\d+(?:\.\d*)?|\.\d+)", text) is None:
+        raise ArgumentTypeError(f"not an amount of dollars such as 5, 0.50: {text!r}")
+    return float(text.lstrip("$"))
+
+
+def pattern(text):
+    """A --stop-on value: a regular expression (Python's)."""
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise ArgumentTypeError(f"not a regular expression: {text!r}: {error}") from None
+
+
+def _cost_said():
+    """What --max-cost's help says of the agents' streams, from their formats."""
+    titles = [each.title for each in formats.all_formats() if each.reports_cost]
+    if not titles:
+        return "no agent's stream reports its cost"
+    listed = ", ".join(titles[:-1]) + (" and " if len(titles) > 1 else "") + titles[-1]
+    return (f"of the agents, {listed} report a run's cost, and only at its end (what "
+            "the run's messages used as they come is not priced): the agent is ended "
+            "once the run that passed USD is over, if it does not exit within --grace, "
+            "and at once if it begins another; the others report none, which a warning "
+            "says")
+
+
+def add_budget_options(parser):
+    """--max-cost, --max-tool-calls, --max-turns, --stop-on: each ends the agent (SIGTERM
+    to its group, SIGKILL --grace later) once passed, with a status of its own."""
+    parser.add_argument(
+        "--max-cost", type=dollars, metavar="USD",
+        help=f"end the agent once the cost its stream reports, all its runs together, "
+             f"passes USD (status {budget.COST}); {_cost_said()}",
+    ).brief = f"end the agent once its cost passes USD (status {budget.COST})"
+    parser.add_argument(
+        "--max-tool-calls", type=options.whole_number, metavar="N",
+        help="end the agent as its tool call N+1 starts (where the stream shows only "
+             f"calls' ends, as it ends), subagents' calls too (status {budget.TOOL_CALLS})",
+    ).brief = f"end the agent as its tool call N+1 starts (status {budget.TOOL_CALLS})"
+    parser.add_argument(
+        "--max-turns", type=options.whole_number, metavar="N",
+        help="end the agent as it begins turn N+1: a turn is a model response that calls "
+             "tools, known where the stream names each call's response "
+             "(model_call_id in 'ndagent tools'; where it names none, a warning says so, "
+             f"and no turn is counted) (status {budget.TURNS})",
+    ).brief = f"end the agent as it begins turn N+1 (status {budget.TURNS})"
+    parser.add_argument(
+        "--stop-on", type=pattern, metavar="PATTERN",
+        help="end the agent as soon as a tool call whose target (what 'ndagent text -v' "
+             "prints after the action: a command, a path, a url, ...) PATTERN matches "
+             "(Python's regular expression, anywhere in it) starts; where the stream "
+             f"shows only calls' ends, as it ends (status {budget.STOP_ON})",
+    ).brief = f"end the agent as a call matching it starts (status {budget.STOP_ON})"
+
+
+def add_process_options(parser):
+    """--reap, --no-reap, --pty, --events."""
+    parser.add_argument(
+        "--reap", "--no-reap", action=_Reap,
+        help="once the agent's group is ended, the processes of the agent still running "
+             "are said, each with its pid and command; --reap (the default) ends them "
+             "(SIGTERM, SIGKILL --grace later), --no-reap leaves them running (a server "
+             "it was asked to start)",
+    ).brief = "end what the agent left running (the default), or not"
+    parser.add_argument(
+        "--pty", action="store_true",
+        help="give the agent a pseudo-terminal for its standard output, rather than a "
+             "pipe, so that an agent that holds its output in blocks on a pipe writes it "
+             "as it comes; no line ending is changed (--save gets the bytes written)",
+    ).brief = "the agent's output on a pseudo-terminal, not a pipe"
+    events = parser.add_argument(
+        "--events", metavar="FILE",
+        help='write to FILE, as each line of output arrives, {"line": N, "t": SECONDS} '
+             "(its number, and the time since the epoch, to the millisecond): when each "
+             "line came, for streams that carry no time")
+    events.complete, events.brief = options.COMPLETE_FILES, "write when each line arrived to FILE"
+
+
+class _Reap(Action):
+    """--reap and --no-reap, one option: whether the processes left running are ended
+    (the last one given decides)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=True, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, option_string == "--reap")
 
 
 class RunCommand(Command):
@@ -150,6 +263,8 @@ class RunCommand(Command):
         parser.add_argument(
             "--timeout", type=duration, default=0.0, metavar="DURATION",
             help="end the agent this long after it started (status 124)")
+        add_budget_options(parser)
+        add_process_options(parser)
 
     @classmethod
     def parse_args(cls, parser, argv):
@@ -179,14 +294,20 @@ class RunCommand(Command):
 
     def execute(self):
         args = self.args
-        save = self.open_save(args.save)
+        save = self.open_file(args.save, "--save")
+        events = self.open_file(args.events, "--events") if save is not False else False
+        if events is False:
+            if save is not None and save is not False:
+                os.close(save)
+            return options.EXIT_USAGE
         if save is False:
             return options.EXIT_USAGE
         # What the frame calls the stream: the --save file, whose lines its lines are.
         name = args.save if args.save is not None else f"<{os.path.basename(args.command[0])}>"
         agent = Agent(args.command, name, save, grace=args.grace, idle=args.idle,
                       timeout=args.timeout, say=self.say, quiet=self.quiet,
-                      write_all=write_all)
+                      write_all=write_all, events=events, events_name=args.events,
+                      pty=args.pty, reap=args.reap)
         try:
             error = agent.start()
             if error is not None:
@@ -205,14 +326,14 @@ class RunCommand(Command):
             agent.close()
         return self.outcome(agent, shown.status)
 
-    def open_save(self, path):
-        """The descriptor of the --save file, None without one, False when it cannot be
-        written or is the output file (reported)."""
+    def open_file(self, path, option):
+        """The descriptor of the --save or --events file (``option``), None without one,
+        False when it cannot be written or is the output file (reported)."""
         if path is None:
             return None
         output = output_file(1)
         if output is not None and is_output(path, output):
-            self.say(f"{path}: error: the --save file is the output file")
+            self.say(f"{path}: error: the {option} file is the output file")
             return False
         try:
             return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
@@ -231,7 +352,10 @@ class RunCommand(Command):
         out = GuardedOutput(agent)
         if show == "raw":
             out = agent.show = RawOutput(agent)
-        shown_class = type(verb_class.__name__, (_Watching, verb_class), {"agent": agent})
+        limits = Budget(self.args.max_cost, self.args.max_tool_calls, self.args.max_turns,
+                        self.args.stop_on)
+        shown_class = type(verb_class.__name__, (_Watching, verb_class),
+                           {"agent": agent, "budget": limits})
         return shown_class(self.args.shown, self.prog, out)
 
     def outcome(self, agent, status):
@@ -239,6 +363,8 @@ class RunCommand(Command):
         agent that failed by itself and by a --save file that could not be written."""
         if agent.interrupted is not None:
             return 128 + agent.interrupted
+        if agent.passed_status is not None:
+            return agent.passed_status
         if agent.limit_fired:
             return EXIT_LIMIT
         code = agent.process.returncode
@@ -251,23 +377,55 @@ class RunCommand(Command):
         return status
 
 
+# What the budgets of tool calls need of the model, beside what the shown verb needs.
+_CALLS = frozenset({"tools"})
+
+
 class _Watching:
     """Mixed into the shown command's class: tells the agent when a run is over, from
     the model (a RunEnd that is no cut-off), and when another begins (at the event
     that begins runs: a late line after a result, which the model makes a run of its
-    own, is no sign that the agent is at work again)."""
+    own, is no sign that the agent is at work again); counts the budgets
+    (``ndagent.budget``) and tells the agent when one is passed.  It sees every tool
+    call, whatever the shown verb keeps of them (its ``wants_call``)."""
 
-    agent = None
+    agent = budget = None
+
+    def needs_of(self, module):
+        needs = super().needs_of(module)
+        if self.budget.counts_calls and needs is not None:
+            needs = needs | _CALLS
+        return needs
 
     def begin_run(self, start):
         super().begin_run(start)
+        if self.budget.max_cost is not None and not self.format.reports_cost:
+            self.agent_warning(f"{self.format.title}'s stream reports no cost: --max-cost "
+                               "cannot end it")
         if start.announced:
             self.agent.run_begun()
+
+    def wants_call(self, call):
+        passed = self.budget.call(call)
+        if passed is not None:
+            self.agent.passed(passed[1], passed[0])
+        if self.budget.unnamed_responses and self.budget.max_turns is not None:
+            self.agent_warning("its stream names no model response of some tool calls: "
+                               "--max-turns counts no turn of theirs")
+        return super().wants_call(call)
 
     def end_run(self, end, pending):
         super().end_run(end, pending)
         if not end.cutoff:
             self.agent.run_over()
+        passed = self.budget.run_ended(end)
+        if passed is not None:
+            self.agent.passed(passed[1], passed[0])
+
+    def agent_warning(self, text):
+        """A warning about the agent, once each (not under -q)."""
+        if not self.quiet:
+            self.say(f"{self.agent.label}: warning: {text}", once=text)
 
 
 class GuardedOutput(Output):

@@ -1,16 +1,22 @@
 """The supervision of an agent's process for ndagent run: the agent runs in a process
 group of its own, its output is read as the decoder reads a file, and the agent is ended
-by the rules of --grace, --idle and --timeout and on the signals ndagent receives.  It
-knows nothing of the verb: it is told what to do through its arguments (the limits, a
-function that says a message, one that writes the --save file)."""
+by the rules of --grace, --idle and --timeout, when the verb says that a budget was
+passed, and on the signals ndagent receives; what it leaves running is said, and ended
+(ndagent.processes).  It knows nothing of the verb: it is told what to do through its
+arguments (the limits, a function that says a message, one that writes the --save
+file) and its methods (``run_over``, ``run_begun``, ``passed``)."""
 
+import errno
 import os
 import select
 import selectors
 import signal
 import subprocess
-import sys
+import termios
 import time
+
+from ndagent import processes
+from ndagent.terminal import quote
 
 # How often the agent's process group is looked at, while only processes that do not
 # hold its output may be left of it (the agent has exited, its output ended).
@@ -27,9 +33,8 @@ PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signa
 # terminal): its agent, in a session of its own, is stopped with it.
 STOPPED_WITH = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
-# Linux's prctl option that makes the processes a process leaves behind (a daemon the
-# agent started with setsid) this one's children, so that they can be ended with it.
-_PR_SET_CHILD_SUBREAPER = 36
+# The most characters of a command line a message quotes.
+COMMAND_LIMIT = 120
 
 # The units of a duration, in seconds.
 UNITS = {"s": 1, "m": 60, "h": 3600}
@@ -64,22 +69,32 @@ class Agent:
     exited), with a timeout until the next rule's time.
 
     ``argv`` is the agent's command line; ``name``, what the decoder calls its stream;
-    ``save``, the descriptor of the --save file (or None), written with ``write_all``;
-    ``grace``, ``idle`` and ``timeout``, the limits in seconds (0: no --idle, no
-    --timeout); ``say``, what says a message on standard error, and ``quiet``, whether
-    warnings are left unsaid."""
+    ``save``, the descriptor of the --save file (or None), written with ``write_all``,
+    and ``events`` that of the --events file (or None), named ``events_name``, which
+    gets a line ``{"line": N, "t": SECONDS}`` for each line of output as it arrives (t:
+    since the epoch); ``grace``, ``idle`` and ``timeout``, the limits in seconds (0: no --idle,
+    no --timeout); ``pty``, whether its standard output is a pseudo-terminal rather
+    than a pipe; ``reap``, whether the processes it leaves running are ended; ``say``,
+    what says a message on standard error, and ``quiet``, whether warnings are left
+    unsaid."""
 
-    def __init__(self, argv, name, save, *, grace, idle, timeout, say, quiet, write_all):
+    def __init__(self, argv, name, save, *, grace, idle, timeout, say, quiet, write_all,
+                 events=None, events_name=None, pty=False, reap=True):
         self.argv = argv
         self.label = argv[0]  # what messages call the agent
         self.name = name
         self.grace, self.idle, self.timeout = grace, idle, timeout
         self.say, self.quiet = say, quiet
-        self.save = save
+        self.save, self.events = save, events
+        self.file_names = {"save": name, "events": events_name}
         self.write_all = write_all
         self.save_failed = False
+        self.pty, self.reap = pty, reap
+        self.lines = 0  # the lines of output that arrived, for --events
+        self.line_open = False  # whether the last bytes that arrived ended no line
         self.show = None  # the output of --show raw, given every byte read
         self.process = self.pipe = self.selector = None
+        self.output = None  # the descriptor its output is read from, until ``close``
         self.wakeup = None  # (read end, write end) of the signals' pipe
         self.handlers = {}  # the signal handlers to put back
         self.previous_wakeup = -1
@@ -92,15 +107,22 @@ class Agent:
         self.signalled_at = self.killed_at = None
         self.interrupted = None  # the signal ndagent received and passed on
         self.limit_fired = False  # --idle or --timeout ended it before its run was over
+        self.passed_status = None  # the status of the verb's budget it passed (``passed``)
         self.done = False
         self.children_before = None  # with orphans adopted: the children before the agent
+        # Where orphans do not come back to ndagent: its descendants seen while it ran,
+        # {pid: command} (a pid taken again by another command is not the same process).
+        self.family = {}
+        self.looked_at = None
 
     def start(self):
         """Start the agent: None, or the OSError that kept it from starting."""
-        if _adopt_orphans():
+        if processes.adopt_orphans():
             # This process's children from before (a script's that runs this in its
             # own process) are not the agent's orphans.
-            self.children_before = frozenset(_children() or ())
+            found = processes.listing() or ()
+            self.children_before = frozenset(
+                each.pid for each in found if each.ppid == os.getpid())
         self.wakeup = os.pipe()
         for fd in self.wakeup:
             os.set_blocking(fd, False)
@@ -110,16 +132,23 @@ class Agent:
             # A signal ignored (nohup, a background job) stays ignored, for the agent too.
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 self.handlers[signum] = signal.signal(signum, _no_op)
+        stdout = subprocess.PIPE
+        if self.pty:
+            self.output, stdout = _open_pty()
         try:
-            self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(self.argv, stdout=stdout, start_new_session=True)
         except OSError as error:
             return error
+        finally:
+            if self.pty:
+                os.close(stdout)  # the agent's now: the output ends when its processes end
         for signum in STOPPED_WITH:
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 self.handlers[signum] = signal.signal(signum, self._stop_with_agent)
-        self.started_at = self.last_output = self._clock()
-        self.pipe = self.process.stdout.fileno()
+        self.started_at = self.last_output = self.looked_at = self._clock()
+        if not self.pty:
+            self.output = self.process.stdout.fileno()
+        self.pipe = self.output
         os.set_blocking(self.pipe, False)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.pipe, selectors.EVENT_READ)
@@ -159,6 +188,25 @@ class Agent:
 
     def run_begun(self):
         self.run_over_at = None
+        if self.passed_status is not None and self.signalled_at is None:
+            self._warn("began another run after its budget was passed: ending it")
+            self._end()
+
+    def passed(self, message, status):
+        """A budget of the verb's (--max-cost, ...) was passed, as ``message`` says:
+        ``status`` is the exit status (the first budget passed decides).  The agent is
+        ended at once; where its run was over already (its cost is known only at its
+        end), it may exit within --grace as ever, and is ended if it begins another
+        run."""
+        if self.passed_status is not None or self.signalled_at is not None:
+            return
+        self.passed_status = status
+        if self.run_over_at is None:
+            self.say(f"{self.label}: error: {message}: ending it")
+            self._end()
+        else:
+            self.say(f"{self.label}: error: {message}, at the end of its run: no other "
+                     "run may begin")
 
     # Reading.
 
@@ -218,10 +266,13 @@ class Agent:
             self.finish()
         if self.selector is not None:
             self.selector.close()
-        if self.process is not None:
+        if self.process is not None and self.process.stdout is not None:
             self.process.stdout.close()
-        if self.save is not None:
-            os.close(self.save)
+        elif self.output is not None:  # a pseudo-terminal's
+            os.close(self.output)
+        for fd in (self.save, self.events):
+            if fd is not None:
+                os.close(fd)
         if self.wakeup is not None:
             signal.set_wakeup_fd(self.previous_wakeup)
             for fd in self.wakeup:
@@ -229,7 +280,7 @@ class Agent:
         for signum, handler in self.handlers.items():
             signal.signal(signum, handler)
         if self.process is not None:
-            _adopt_orphans(False)
+            processes.adopt_orphans(False)
 
     def _take(self, size):
         """What the output holds now (saved), None if nothing; at its end (b"") it is
@@ -238,24 +289,51 @@ class Agent:
             data = os.read(self.pipe, size)
         except BlockingIOError:
             return None
+        except OSError as error:
+            # A pseudo-terminal's end: no process holds the agent's side any more.
+            if not (self.pty and error.errno == errno.EIO):
+                raise
+            data = b""
         if data:
             self.last_output = self._clock()
             self._save(data)
+            if self.events is not None:
+                self._arrived(data)
         else:
             self.ended_at = self._clock()
+            if self.events is not None and self.line_open:
+                self._arrived(b"\n")  # its last line, with no end, arrived at its end
             self._close_output()
         return data
 
     def _save(self, data):
-        if self.save is None:
-            return
-        try:
-            self.write_all(self.save, data)
-        except OSError as error:
-            self.say(f"{self.name}: error: cannot write: {error.strerror or error}")
-            os.close(self.save)
-            self.save = None
+        if self.save is not None and not self._write("save", data):
             self.save_failed = True
+
+    def _arrived(self, data):
+        """Write to the --events file when each line that ``data`` ends arrived."""
+        ended = data.count(b"\n")
+        self.line_open = not data.endswith(b"\n")
+        if not ended:
+            return
+        now = time.time()
+        first = self.lines + 1
+        self.lines += ended
+        self._write("events", b"".join(b'{"line":%d,"t":%.3f}\n' % (number, now)
+                                        for number in range(first, self.lines + 1)))
+
+    def _write(self, which, data):
+        """Write ``data`` to the --save or --events file (``which``): whether it could
+        (the first error is said, and the file written no more)."""
+        try:
+            self.write_all(getattr(self, which), data)
+        except OSError as error:
+            self.say(f"{self.file_names[which]}: error: cannot write: "
+                     f"{error.strerror or error}")
+            os.close(getattr(self, which))
+            setattr(self, which, None)
+            return False
+        return True
 
     def _close_output(self):
         self.selector.unregister(self.pipe)
@@ -288,7 +366,12 @@ class Agent:
             self.exited_at = self._clock()
             self.exited_on_its_own = self.signalled_at is None
         if self.children_before is not None:
-            _reap(self.children_before | {self.process.pid}, self.process.pid)
+            processes.reap(self._kept(), self.process.pid)
+
+    def _kept(self):
+        """This process's children that are not the agent's orphans: the agent itself
+        (Popen takes its status), and those from before it."""
+        return self.children_before | {self.process.pid}
 
     def _next(self, now):
         """The next rule to act on: (when, method), or (None, None) while the agent
@@ -310,7 +393,25 @@ class Agent:
             over = self._over(now)
             if over is not None:
                 found.append(over)
+            if self.children_before is None and self.exited_at is None:
+                found.append((self.looked_at + processes.LOOK_EVERY, self._look))
         return min(found, key=lambda rule: rule[0], default=(None, None))
+
+    def _look_before_ending(self):
+        if self.children_before is None and self.exited_at is None:
+            self._look()  # its descendants now: the group's end orphans them
+
+    def _look(self):
+        """Where orphans do not come back to this process: remember the agent's
+        descendants while their parents live, to find them once it is ended."""
+        self.looked_at = self._clock()
+        found = processes.listing()
+        if found is None:
+            return
+        commands = {each.pid: each.command for each in found}
+        for pid in processes.descendants(found, [self.process.pid]):
+            if len(self.family) < processes.MAX_REMEMBERED or pid in self.family:
+                self.family[pid] = commands[pid]
 
     def _over(self, now):
         """The rule of an agent whose run is over, whose output ended or that exited."""
@@ -372,6 +473,7 @@ class Agent:
             self._end()
 
     def _end(self):
+        self._look_before_ending()
         self.signalled_at = self._clock()
         self._signal(signal.SIGTERM)
 
@@ -383,14 +485,35 @@ class Agent:
 
     def _stop(self):
         """Done: the output, if still open (held by a process that left the group), is
-        given up, and the processes that left the group and came back to this one when
-        their parent died (Linux) are ended."""
+        given up, and the processes of the agent left running are said, and ended
+        (--reap)."""
         if self.pipe is not None:
             self._close_output()
-        if self.children_before is not None:
-            _end_orphans(self.children_before | {self.process.pid}, self.process.pid,
-                         self.grace)
+        self._left_running()
         self.done = True
+
+    def _left_running(self):
+        """Say which of the agent's processes still run, its group ended: those of its
+        session (where ps tells sessions), those that came back to this process (Linux)
+        or were seen descending from it (``family``), and their descendants; end them
+        with --reap."""
+        found = processes.listing()
+        if found is None:
+            return
+        agent, kept = self.process.pid, self.children_before
+        roots = [each.pid for each in found
+                 if agent in (each.pgid, each.sid) or self.family.get(each.pid) == each.command
+                 or (kept is not None and each.ppid == os.getpid() and each.pid not in kept)]
+        left = processes.descendants(found, roots)
+        left = [each for each in found if each.pid in left and not each.ended]
+        for each in left:
+            command = quote(each.command, COMMAND_LIMIT)
+            self._warn(f'left running: pid {each.pid} "{command}"'
+                       + (": ending it" if self.reap else ""))
+        if self.reap and left:
+            processes.end([each.pid for each in left], self.grace, self._collect)
+        else:
+            self._collect()
 
     def _signal(self, signum):
         """Send ``signum`` to the agent's process group."""
@@ -415,6 +538,7 @@ class Agent:
             if self.interrupted is None:
                 self.interrupted = signum
                 if self.signalled_at is None:
+                    self._look_before_ending()
                     self.signalled_at = self._clock()
                 self._signal(signum)
             elif self.killed_at is None:
@@ -430,79 +554,12 @@ def _nothing():
     """The action of a wait that only looks again."""
 
 
-def _adopt_orphans(adopt=True):
-    """Where the system allows it (Linux), make the processes the agent leaves behind
-    this one's children when their parent dies, rather than init's (``adopt``; False
-    puts it back): whether it does."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes  # lazy: only run on Linux needs it
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(
-            _PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0
-    except (OSError, AttributeError):  # no prctl to be had: orphans go to init
-        return False
-
-
-def _reap(kept, group):
-    """Collect the children that have ended, but those ``kept`` (the agent, whose status
-    Popen takes, and the children this process had before it): orphans that came back
-    to this process would otherwise be zombies that keep their group alive.  waitid
-    tells one ended child at a time, and one that is kept stops the search: the
-    agent's ``group`` is searched again on its own, past a kept child of another
-    group."""
-    for kind, among in ((os.P_ALL, 0), (os.P_PGID, group)):
-        while True:
-            try:
-                found = os.waitid(kind, among, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                break
-            if found is None or found.si_pid in kept:
-                break
-            os.waitpid(found.si_pid, 0)
-
-
-def _children():
-    """The processes whose parent this one is (``ps``: no /proc on every system), or
-    None when ``ps`` cannot tell: it sees other process ids than this one (in a
-    container's own namespace, with the host's /proc), as its own entry shows."""
-    try:
-        lister = subprocess.Popen(["ps", "-A", "-o", "pid=,ppid="], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
-        listing = lister.communicate(timeout=10)[0]
-    except (OSError, subprocess.SubprocessError):
-        return None
-    mine = str(os.getpid())
-    pairs = [line.split() for line in listing.splitlines() if len(line.split()) == 2]
-    if [str(lister.pid), mine] not in pairs:
-        return None
-    return [int(pid) for pid, parent in pairs if parent == mine and pid != str(lister.pid)]
-
-
-def _end_orphans(kept, group, grace):
-    """End the processes that came back to this one, but those ``kept`` (SIGTERM, then
-    SIGKILL ``grace`` later), and collect them (``group``: the agent's)."""
-    orphans = [pid for pid in _children() or () if pid not in kept]
-    for signum in (signal.SIGTERM, signal.SIGKILL):
-        for pid in orphans:
-            try:  # noqa: SIM105 - contextlib would cost start-up time
-                os.kill(pid, signum)
-            except OSError:
-                pass
-        deadline = time.monotonic() + grace
-        while orphans and time.monotonic() < deadline:
-            _reap(kept, group)
-            orphans = [pid for pid in orphans if _alive(pid)]
-            time.sleep(POLL)
-    _reap(kept, group)
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+def _open_pty():
+    """A pseudo-terminal for the agent's standard output: (ndagent's side, the agent's),
+    the agent's side passing bytes as they are written (no '\\n' made '\\r\\n'), so that
+    the output read is what the agent wrote."""
+    leader, follower = os.openpty()
+    modes = termios.tcgetattr(follower)
+    modes[1] &= ~termios.OPOST  # the output flags: no processing at all
+    termios.tcsetattr(follower, termios.TCSANOW, modes)
+    return leader, follower

@@ -33,6 +33,8 @@ LAYERS = (
     ("output",),
     ("options",),
     ("callfilter",),
+    ("budget",),
+    ("processes",),
     ("supervise",),
     ("engine",),
     ("inputs",),

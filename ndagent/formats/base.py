@@ -54,6 +54,8 @@ class Format:
     by), ``refuses(data)`` (what to say of an object that tells an input ndagent does
     not read: an older shape of the stream, another agent's stream in this one's
     envelope; None for any other),
+    ``reports_cost`` (its RunEnd carries the run's cost, ``cost_usd``: ``run
+    --max-cost`` can know it, at the run's end),
     ``running_total`` (where a run's figures are running totals, what of: "process",
     "thread"; its Reader then fills ``RunEnd.totals``, ndagent.totals) with
     ``own_native(native, before)`` (the run's json object with its figures made the
@@ -67,13 +69,14 @@ class Format:
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
-                 "refuses", "running_total", "own_native", "fallback_types", "help", "order")
+                 "refuses", "reports_cost", "running_total", "own_native", "fallback_types",
+                 "help", "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
-                 running_total=None, own_native=None, fallback_types=None, help=None,
-                 order=100):
+                 reports_cost=False, running_total=None, own_native=None, fallback_types=None,
+                 help=None, order=100):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -91,6 +94,7 @@ class Format:
         self.strict_only = frozenset(strict_only)
         self.splits_between, self.split_needle = splits_between, split_needle
         self.refuses = refuses
+        self.reports_cost = reports_cost
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.help = dict(help or {})

@@ -677,6 +677,7 @@ FORMAT = Format(
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     refuses=_refuses,
+    reports_cost=True,
     running_total="process",
     help=HELP,
     order=20,

@@ -520,6 +520,7 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="a final step_finish",
+    reports_cost=True,
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     help=HELP,
