@@ -110,7 +110,7 @@ class Parser(argparse.ArgumentParser):
         lines += [f"  {_short_name(action):<22}{_brief(action)}" for action in listed]
         if parts.get("commands"):
             lines += ["", "commands:", parts["commands"]]
-        lines += ["", "example:", *first_example(parts["examples"]), "",
+        lines += ["", "example:", *first_example(parts["examples"]),
                   f"More: --help, 'man {self.prog.replace(' ', '-')}'"
                   + ("." if self.verb is None else "; how an agent is detected: 'man ndagent'.")]
         return "\n".join(line.rstrip() for line in lines) + "\n"
