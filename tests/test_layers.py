@@ -20,6 +20,7 @@ PACKAGE = Path(ndagent.__file__).parent
 # (stats' figures, run's supervision of the agent) know neither a verb nor the frame.
 LAYERS = (
     ("terminal",),
+    ("markup",),
     ("sources",),
     ("selection",),
     ("jsonvalues",),
@@ -29,6 +30,7 @@ LAYERS = (
     ("formats._",),  # an agent module's own parts (its help prose), no agent themselves
     ("formats",),
     ("figures",),
+    ("junit", "stepsummary", "timeline"),
     ("totals",),
     ("output",),
     ("options",),
