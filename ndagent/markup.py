@@ -94,3 +94,28 @@ def cut(text, limit):
     tail = limit // 4
     omitted = f"\n[… {len(text) - limit:,} characters omitted …]\n"
     return text[:limit - tail] + omitted + (text[len(text) - tail:] if tail else "")
+
+
+# Lone surrogates (a JSON "\ud800") cannot be written as UTF-8: spelt out, as Python
+# writes them.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _surrogates(text):
+    return _SURROGATES.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+
+
+def json_field(text):
+    """A one-line field (an id, a name, a model, a FILE) for JSON output: as
+    ``escape_field`` writes it, lone surrogates spelt out too."""
+    return _surrogates(escape_field(text))
+
+
+def json_prose(text, limit=None):
+    """Multi-line stream text (a result, an answer, a failure) for JSON output: CR LF
+    made LF, cut to ``limit`` characters (None: never), controls but LF and tab
+    spelt out, lone surrogates too."""
+    text = text.replace("\r\n", "\n")
+    if limit:
+        text = cut(text, limit)
+    return _surrogates(escape_controls(text, keep_lines=True))

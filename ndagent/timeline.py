@@ -6,11 +6,12 @@ has."""
 
 from bisect import bisect_left
 
-from ndagent.model import RunEnd, RunStart, ToolEnd, ToolStart
+from ndagent.model import RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 # Which model events carry a stream time (``time_ms``): the tool calls' always; the
-# run's start and end where the model has the field (it is the one place that asks).
-_TIMED = tuple(kind for kind in (RunStart, RunEnd, ToolStart, ToolEnd)
+# run's start and end, and text, where the model has the field (the one place that
+# asks).
+_TIMED = tuple(kind for kind in (RunStart, RunEnd, Text, ToolStart, ToolEnd)
                if "time_ms" in kind.__slots__)
 
 # The latest time every output can write (OTLP's nanoseconds are 64 bits: 2554): a

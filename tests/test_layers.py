@@ -30,7 +30,8 @@ LAYERS = (
     ("formats._",),  # an agent module's own parts (its help prose), no agent themselves
     ("formats",),
     ("figures",),
-    ("junit", "stepsummary", "timeline"),
+    ("junit", "stepsummary", "timeline", "otlp"),
+    ("atif",),
     ("totals",),
     ("output",),
     ("options",),
@@ -40,6 +41,7 @@ LAYERS = (
     ("inputs",),
     ("feed",),
     ("frame",),
+    ("recorder",),
     ("cli",),
     tuple(f"cmd_{verb}" for verb in cli.VERBS),
     ("__main__",),
