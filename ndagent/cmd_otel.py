@@ -126,7 +126,7 @@ class OtelCommand(RunRecorder):
             self.origin = options.time_origin(self.args.time_origin, start.source)
         request = otlp.run_request(run, end, ordinal, self.origin,
                                    self.args.max_chars if self.args.content else None)
-        if self.posting and self._post(encode_line(request), start):
+        if self.posting and self._post(encode_line(request)[:-1], start):
             return
         self.out.write_json(request)
 
