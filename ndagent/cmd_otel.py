@@ -8,7 +8,7 @@ from ndagent.feed import read_here
 from ndagent.recorder import RunRecorder
 from ndagent.sources import source_name
 
-SUMMARY = "write each run as OpenTelemetry GenAI trace data (OTLP/JSON), one line a run"
+SUMMARY = "write each run as OpenTelemetry GenAI trace data (OTLP/JSON)"
 
 # --max-chars' default: each string of --content is cut to it.
 MAX_CHARS = 10_000
@@ -36,7 +36,7 @@ same stream always gives the same ids.
 
 Times: a span's ends are the stream times of its lines where the stream has them
 (ndagent.timing 'stream'), else the nearest timed line's ('derived'); a run with no
-clock at all (Codex, Claude 2.0) is laid out from a time origin (--time-origin, else
+clock at all (some agents, some versions) is laid out from a time origin (--time-origin, else
 SOURCE_DATE_EPOCH, else the FILE's modification time, else the time it is read), over
 the duration the run reports, or 1 ms a line without one ('synthetic': only the order
 and nesting are real).
@@ -54,14 +54,11 @@ the status is 2.
 """ + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
+  <AGENT> 'fix the tests' | tee run.ndjson | ndagent otel > trace.jsonl
   ndagent otel run.ndjson > traces.jsonl
-  # each run's trace to a collector, as it ends
-  <AGENT> 'fix the tests' | tee run.ndjson |
-    ndagent otel --endpoint http://127.0.0.1:4318/v1/traces
-  # the same, with curl, one request a line
-  ndagent otel logs/*.ndjson | while read -r line; do
-    printf '%s' "$line" | curl -sS -H 'Content-Type: application/json' \\
-      --data-binary @- http://127.0.0.1:4318/v1/traces; done"""
+  # with the answers, arguments and results; then, to a collector, one request a run:
+  # 'ndagent otel --endpoint http://127.0.0.1:4318/v1/traces logs/*.ndjson'
+  ndagent otel --content --max-chars 2000 logs/*.ndjson > traces.jsonl"""
 
 EXIT_STATUSES = (
     ("0", "every run ended ok"),
@@ -91,7 +88,8 @@ class OtelCommand(RunRecorder):
             "--content", action="store_true",
             help="put the answer, the calls' arguments and their results in the spans "
                  "(gen_ai.output.messages, gen_ai.tool.call.arguments and .result): they "
-                 "may hold secrets the tools printed")
+                 "may hold secrets the tools printed"
+        ).brief = "put the answer, arguments and results in the spans"
         parser.add_argument(
             "--max-chars", type=options.whole_number, default=MAX_CHARS, metavar="N",
             help=f"with --content, cut each string to N characters (default {MAX_CHARS:,})")

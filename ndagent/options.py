@@ -553,7 +553,7 @@ def add_time_origin_option(parser):
              "(2026-06-01T10:00:00Z) or epoch milliseconds (default: SOURCE_DATE_EPOCH, "
              "else the FILE's modification time, else the time it is read); times made "
              "from it are marked synthetic"
-    ).brief = "when a stream with no clock began (ISO 8601, or epoch ms)"
+    ).brief = "when a stream with no clock began"
 
 
 def _time_origin(text):
