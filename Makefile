@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	# ATIF's validator: Harbor's trajectory models, without Harbor's 27 run-time
+	# dependencies (its tests skip where this fails: no network, Python < 3.10).
+	-$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+	  --ignore-requires-python 'harbor==0.26.0'
 	touch $@
 
 demo: $(STAMP)  ## run each command on a sample stream shipped in the repository

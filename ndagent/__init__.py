@@ -36,7 +36,8 @@ __version__ = "0.1.0"
 
 # The console scripts (pyproject.toml's [project.scripts]; tests/test_cli.py checks).
 _SCRIPTS = frozenset({"ndagent", "ndagent-json", "ndagent-result", "ndagent-run",
-                      "ndagent-stats", "ndagent-text", "ndagent-tools", "ndagent-validate"})
+                      "ndagent-stats", "ndagent-text", "ndagent-tools", "ndagent-validate",
+                      "ndagent-otel", "ndagent-atif"})
 
 
 def _started_as_command():

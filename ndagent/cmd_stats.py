@@ -3,8 +3,9 @@
 import os
 from sys import getsizeof
 
-from ndagent import cli, inputs, options
+from ndagent import cli, inputs, junit, options, stepsummary, timeline
 from ndagent.decoder import MAX_LINE, BadLine, Event, batches
+from ndagent.feed import read_here
 from ndagent.figures import (
     COMMAND_LIMIT,
     GROWTH,
@@ -19,14 +20,18 @@ from ndagent.figures import (
     read_partial,
 )
 from ndagent.frame import Command, read_inputs
+from ndagent.markup import cut
 from ndagent.model import OUTCOMES
 from ndagent.output import Progress
+from ndagent.stepsummary import duration_text as _duration
 from ndagent.terminal import escape_controls, quote, tsv_row
 
 SUMMARY = "print figures over runs: outcomes, time, tokens, cost, tool calls"
 
 # --top's default.
 TOP = 10
+# With --format junit, each run's answer in <system-out> is cut to this many characters.
+ANSWER_LIMIT = 10_000
 # --max-line's default with --merge: a partial of --by model over a million models,
 # or of the failed commands of a large archive, is one line of hundreds of megabytes.
 MERGE_MAX_LINE = 1 << 30
@@ -68,7 +73,14 @@ models by name (null last: inputs with no run have neither), files in FILE order
 Formats: text, for people, the default (wherever standard output goes: a script asks
 for --format ndjson or tsv); ndjson, one NDJSON object per record or group (always
 with --partial); tsv, one row per record or group, the tool calls by status only and
-no failed commands (--header names the columns).
+no failed commands (--header names the columns); markdown, GitHub-flavoured tables for
+a CI job's summary ($GITHUB_STEP_SUMMARY): the runs, the figures, the tool calls and
+the failed commands (or with --by run a row per run), stream text (models, commands,
+FILE:LINE) only in code spans, at most --max-bytes bytes (a table that would pass it
+ends with a note); junit, one JUnit XML document, a <testsuite> per FILE (its FILEs
+then read in this process only) and a <testcase> per run, with a <failure> for a run
+that failed (its reason), an <error> for one cut off, and each run's answer (cut to
+10,000 characters) in the suite's <system-out>.
 
 Big archives: -j N reads the FILEs in N processes (by default one per core, when they
 add up to {inputs.SHARE_FROM >> 20} MB or more), and the output is the same whatever N is, in
@@ -95,7 +107,10 @@ EXAMPLES = """\
   ls logs/*.ndjson | xargs -n 500 ndagent stats --partial > partials.ndjson
   ndagent stats --merge partials.ndjson
   # in CI: fail when a run of the day failed or was cut off
-  ndagent stats --format ndjson logs/*.ndjson | jq -e '.runs.failed + .runs.cutoff == 0'"""
+  ndagent stats --format ndjson logs/*.ndjson | jq -e '.runs.failed + .runs.cutoff == 0'
+  # in a GitHub Actions step: the job's summary, and a JUnit report of the runs
+  ndagent stats --format markdown --by run logs/*.ndjson >> summary.md
+  ndagent stats --format junit logs/*.ndjson > runs.xml"""
 
 EXIT_STATUSES = (
     ("0", "success: every input was read (failed and cut-off runs, and inputs with no\n"
@@ -133,8 +148,16 @@ class StatsCommand(Command):
         ).brief = "run, agent, model or file: a record for each"
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
-                     "tsv": "tab-separated values"},
+                     "tsv": "tab-separated values",
+                     "markdown": "GitHub-flavoured Markdown tables, for a CI job's summary",
+                     "junit": "JUnit XML: a testsuite per FILE, a testcase per run"},
             None, "text; ndjson with --partial")
+        parser.add_argument(
+            "--max-bytes", type=options.whole_number, default=stepsummary.MAX_BYTES,
+            metavar="N",
+            help="with --format markdown, the most bytes written (default "
+                 f"{stepsummary.MAX_BYTES:,}: GitHub refuses a job summary over 1024k)")
+        options.add_time_origin_option(parser)
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
@@ -166,6 +189,14 @@ class StatsCommand(Command):
         if form is None:
             form = "ndjson" if args.partial else "text"
         self.form = form
+        self.junit = form == "junit"
+        self.suite = []  # with --format junit: the cases of the FILE in hand
+        self.answers = []  # and its runs' answers, for <system-out>
+        self.suites = 0
+        self.first_time = None  # and its earliest stream time
+        # With --format markdown --by run: the rows kept (within --max-bytes), and how
+        # many runs there are.
+        self.rows, self.row_bytes, self.run_count = [], 0, 0
 
     # Reading.
 
@@ -177,13 +208,21 @@ class StatsCommand(Command):
         return super().execute()
 
     def begin_output(self):
-        if self.by == "run":
+        if self.junit:
+            self.out.write(junit.HEAD.encode())
+        elif self.by == "run":
             self._write_header(RUN_TSV)
 
     def end_output(self):
         if self.progress is not None:
             self.progress.clear()
+        if self.junit:
+            self.out.write(junit.TAIL.encode())
+            return
         if self.by == "run":
+            if self.form == "markdown":
+                self.out.write(stepsummary.runs_markdown(self.rows, self.run_count,
+                                                         self.args.max_bytes))
             return  # each record was printed with its run
         if self.status == options.EXIT_USAGE and not self.args.keep_going:
             # An input (or a partial) not read: figures without it would mislead.
@@ -192,6 +231,10 @@ class StatsCommand(Command):
             return
         if self.args.partial:
             self._write_partial()
+        elif self.form == "markdown":
+            self.out.write(stepsummary.groups_markdown(
+                self.by, [(key, figures.report(self.args.top or None))
+                          for key, figures in self._ordered_groups()], self.args.max_bytes))
         else:
             self._write_groups()
 
@@ -200,6 +243,8 @@ class StatsCommand(Command):
         args = self.args
         if args.partial and args.format not in (None, "ndjson"):
             return "--partial prints JSON only"
+        if args.merge and args.format == "junit":
+            return "--format junit reads streams, not partials"
         if (args.partial or args.merge) and self.by == "run":
             return ("--by run does not go with --partial or --merge: the records of shards "
                     "add up as they are")
@@ -214,7 +259,11 @@ class StatsCommand(Command):
         shown = (len(inputs) > 1 and not self.quiet and os.isatty(2)
                  and not (self.by == "run" and self.out.terminal))
         self.progress = Progress(self.prog, len(inputs), shown)
-        read_inputs(self, inputs, self.progress)
+        if self.junit or self.by == "run" and self.form == "markdown":
+            # The suites are numbered, the rows counted, in FILE order: read here.
+            read_here(self, inputs)
+        else:
+            read_inputs(self, inputs, self.progress)
 
     def partial(self):
         return ([(key, figures.state()) for key, figures in self.groups.items()],
@@ -249,9 +298,25 @@ class StatsCommand(Command):
 
     # The events of each input.
 
+    def needs_of(self, module):
+        # JUnit's <system-out> holds each run's answer, which some agents give only as
+        # text.
+        return self.needs | {"text"} if self.junit else self.needs
+
+    def begin_run(self, start):
+        if self.junit:
+            self._seen(timeline.stream_time(start))
+
+    def _seen(self, time_ms):
+        """A stream time of the FILE in hand: its suite's timestamp is the earliest."""
+        if time_ms is not None and (self.first_time is None or time_ms < self.first_time):
+            self.first_time = time_ms
+
     def keep(self, start):
         # The kind may be a tool's own name, and the call_id is kept whole (for the
         # outcomes the run's end tells): both count, as long as any stream makes them.
+        if self.junit:
+            self._seen(timeline.stream_time(start))
         command = start.target if start.kind == "shell" else None
         return ((start.kind, command, start.call_id),
                 64 + getsizeof(command) + getsizeof(start.kind) + getsizeof(start.call_id))
@@ -290,6 +355,9 @@ class StatsCommand(Command):
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
         model = end.model if end.model is not None else start.model
+        if self.junit:
+            self._add_case(end, model, duration)
+            return
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
                             end.tokens_from)
@@ -299,6 +367,43 @@ class StatsCommand(Command):
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
             self.openings.append([total_key, index, key, state["usage"], state["cost"]])
+
+    def _add_case(self, end, model, duration):
+        start = end.start
+        number = len(self.suite) + 1
+        result = None
+        if end.cutoff:
+            result = ("error", "cutoff", "the input ended before the run's end event",
+                      self.cut_off(end) + "\n")
+        elif not end.ok:
+            failure = self.failure(end)
+            result = ("failure", "failed", failure, failure + "\n")
+        self.suite.append(junit.Case(junit.case_name(number, start.line, start.agent, model),
+                                     duration, result))
+        answer = self.format.answer(end)
+        if answer:
+            self.answers.append(f"run {number} (line {start.line}): answer\n"
+                                f"{cut(answer, ANSWER_LIMIT)}\n")
+
+    def end_input(self, source, events):
+        if self.junit:
+            self._write_suite(source)
+
+    def not_read(self, where, message):
+        super().not_read(where, message)
+        if self.junit:  # its suite all the same, with the reason
+            self.suite.append(junit.Case("stream", None, ("error", "invalid", message,
+                                                          message + "\n")))
+            self._write_suite(where.source)
+
+    def _write_suite(self, source):
+        origin = self.first_time
+        if origin is None:
+            origin = options.time_origin(self.args.time_origin, source)
+        self.out.write(junit.suite(source, self.suites, self.suite, origin,
+                                   "".join(self.answers)).encode("utf-8", "replace"))
+        self.suites += 1
+        self.suite, self.answers, self.first_time = [], [], None
 
     def no_run(self, source):
         if self.by != "run":
@@ -410,6 +515,8 @@ class StatsCommand(Command):
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
         if self.form == "ndjson":
             self.out.write_json(record)
+        elif self.form == "markdown":
+            self._keep_row(record, tools)
         elif self.form == "tsv":
             tokens = tokens or {}
             self._write_row([start.agent, model, start.session_id, start.source,
@@ -418,6 +525,15 @@ class StatsCommand(Command):
                              record["tool_calls"], *_by_outcome(tools)])
         else:
             self._write_text([_run_line(record)])
+
+    def _keep_row(self, record, tools):
+        """A run's row for the table written at the end, while the rows kept fit in
+        --max-bytes (the rest are only counted)."""
+        self.run_count += 1
+        if self.row_bytes <= self.args.max_bytes:
+            cells = stepsummary.run_cells(self.run_count, record, _by_outcome(tools))
+            self.rows.append(cells)
+            self.row_bytes += sum(len(cell.encode()) + 3 for cell in cells)
 
     def _write_row(self, values):
         self.out.write(tsv_row(values))
@@ -505,19 +621,6 @@ def _run_line(record):
                zip(OUTCOMES, _by_outcome(record["tools"])) if count and outcome != "success"]
     said.append(calls + (f" ({', '.join(failing)})" if failing else ""))
     return ", ".join(said)
-
-
-def _duration(milliseconds):
-    """A duration for people: 850 ms, 12.3 s, 4m 05s, 2h 03m."""
-    if milliseconds < 1000:
-        return f"{milliseconds:.0f} ms"
-    seconds = milliseconds / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes}m {int(seconds % 60):02d}s"
-    return f"{minutes // 60}h {minutes % 60:02d}m"
 
 
 def _plural(count, noun):

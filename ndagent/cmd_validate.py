@@ -2,11 +2,13 @@
 
 from sys import getsizeof
 
-from ndagent import cli, inputs, options
+from ndagent import cli, inputs, junit, options, timeline
+from ndagent.feed import read_here
 from ndagent.formats import all_formats
 from ndagent.frame import Command, noise_message
+from ndagent.markup import workflow_command
 from ndagent.model import FORGOTTEN, MAX_OPEN_CALLS, Answer
-from ndagent.sources import source_name
+from ndagent.sources import STDIN, source_name
 from ndagent.terminal import QUOTE_LIMIT, escape_controls, quote
 
 SUMMARY = "check a stream against the format, with exact line numbers"
@@ -62,6 +64,19 @@ A message quotes text from the stream (ids, type, field and tool names) at most
 characters and the characters that reorder or hide text spelt out (\\x1b, \\u202e,
 \\u200b, \\U000e0001), in both formats.
 
+In CI: --format github writes each diagnostic as a GitHub Actions workflow command
+('::error file=FILE,line=LINE,title=ndagent validate: CHECK::MESSAGE', or ::warning),
+escaped as the Actions toolkit escapes them ('%', CR and LF in the message; also ':'
+and ',' in the properties), so that no stream text can make a command of its own; and
+nothing else (no summary lines). GitHub shows at most 10 errors and 10 warnings of a
+step as annotations (50 in a job): the rest stay in the log. --format junit writes one
+JUnit XML document: a <testsuite> per FILE (written when it is read, so that FILEs
+are then read in this process only), a <testcase> per run, failing (type failed,
+cutoff or invalid) when the run failed, was cut off or has an error, and one more case
+'stream' when the FILE has errors outside any run; each suite's <system-out> holds its
+text diagnostics and summary. Its timestamp is the FILE's first stream time, else the
+time origin (--time-origin).
+
 """ + options.JSON_ON_A_TERMINAL
 
 EXAMPLES = """\
@@ -73,7 +88,10 @@ EXAMPLES = """\
   # in a Makefile: stop at a run that failed or was cut off
   answer.md: run.ndjson
   \tndagent validate -q $<
-  \tndagent result $< > $@"""
+  \tndagent result $< > $@
+  # in a GitHub Actions step: the diagnostics as annotations, and a JUnit report
+  ndagent validate --format github logs/*.ndjson
+  ndagent validate --format junit logs/*.ndjson > report.xml || true"""
 
 EXIT_STATUSES = (
     ("0", "no errors (warnings allowed, unless --strict)"),
@@ -144,16 +162,22 @@ class ValidateCommand(Command):
         options.add_format_option(parser, {
             "text": "one line per diagnostic and per summary",
             "ndjson": "one JSON object per diagnostic (source, line, severity, check, "
-                      "message) and per summary (source, events, runs, errors, warnings)"},
+                      "message) and per summary (source, events, runs, errors, warnings)",
+            "github": "a GitHub Actions workflow command per diagnostic, nothing else",
+            "junit": "one JUnit XML document: a testsuite per FILE, a testcase per run"},
             "text")
         options.add_color_option(parser, "the text diagnostics as compilers do (the place, "
                                      "error:, warning:)")
         options.add_jobs_option(parser)
+        options.add_time_origin_option(parser)
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
-        self.as_json = args.format == "ndjson"
-        self.color = not self.as_json and options.use_color(args.color, out.fd)
+        self.form = args.format
+        self.as_json = self.form == "ndjson"
+        self.color = self.form == "text" and options.use_color(args.color, out.fd)
+        self.suite = _Suite() if self.form == "junit" else None
+        self.suites = 0  # the <testsuite>s written
         self.answer = Answer()
         self._new_input()
         # The counts of the part of a FILE read (a sources.Part): events, runs, errors,
@@ -168,9 +192,27 @@ class ValidateCommand(Command):
         """Every model event, but not the native object, which is never printed."""
         return CHECKED
 
+    def read(self, inputs):
+        """JUnit's suites are numbered in FILE order: read here, one FILE after the
+        other."""
+        if self.suite is None:
+            super().read(inputs)
+        else:
+            read_here(self, inputs)
+
+    def begin_output(self):
+        if self.suite is not None:
+            self.out.write(junit.HEAD.encode())
+
+    def end_output(self):
+        if self.suite is not None:
+            self.out.write(junit.TAIL.encode())
+
     def begin_run(self, start):
         self.runs += 1
         self.answer = Answer()
+        if self.suite is not None:
+            self.suite.begin_run(start, self.runs, self.args.time_origin)
 
     def text(self, piece):
         self.answer.add(piece.text)
@@ -182,6 +224,8 @@ class ValidateCommand(Command):
         # The line of its start, and enough of the call_id for quote() to show it as it
         # would the whole id.  A call with no call_id cannot be paired: its format's
         # checks report it, if it matters.
+        if self.suite is not None:
+            self.suite.seen(start.time_ms)
         if start.call_id is None:
             return None
         shown = start.call_id[:QUOTE_LIMIT + 1]
@@ -201,7 +245,7 @@ class ValidateCommand(Command):
             self.report(end, "call-unstarted",
                         f'call "{quote(end.call_id)}" completed without being started')
 
-    def end_run(self, end, pending):
+    def _check_run(self, end, pending):
         start = end.start
         # A format may give the calls still open when a run ends well a check of its
         # own, with its own severity (Claude: a warning).
@@ -228,6 +272,11 @@ class ValidateCommand(Command):
         if not end.ok:
             self.report(end, "failed-run", self.failure(end))
 
+    def end_run(self, end, pending):
+        self._check_run(end, pending)
+        if self.suite is not None:
+            self.suite.end_run(end)
+
     def bad_line(self, bad):
         if bad.cut_off:
             self.report(bad, "truncated", bad.message)
@@ -242,6 +291,8 @@ class ValidateCommand(Command):
 
     def not_read(self, where, message):
         self.report(where, "agent", message)
+        if self.suite is not None:  # its suite all the same, failing
+            self._write_suite(where.source)
         self._new_input()  # no summary for it: the next FILE's counts begin at 0
 
     def other_agent(self, event):
@@ -266,7 +317,12 @@ class ValidateCommand(Command):
             self.warnings += 1
         if self.quiet and severity != "error":
             return
-        if self.as_json:
+        if self.suite is not None:
+            self.suite.add(where, severity, check, message,
+                           _diagnostic_text(where, severity, check, message))
+        elif self.form == "github":
+            self._write_command(where, severity, check, message)
+        elif self.as_json:
             self.out.write_json({"source": where.source, "line": where.line,
                                  "severity": severity, "check": check, "message": message})
         else:
@@ -275,7 +331,10 @@ class ValidateCommand(Command):
 
     def end_input(self, source, events):
         counts = (events, self.runs, self.errors, self.warnings, self.readable)
-        if self.part is None:
+        if self.suite is not None:
+            self._summary(source, counts)
+            self._write_suite(source)
+        elif self.part is None:
             self._summary(source, counts)
         else:  # for the command that adds up the parts (partial)
             self.counts = counts
@@ -299,13 +358,33 @@ class ValidateCommand(Command):
 
     def _summary(self, source, counts):
         events, runs, errors, warnings, readable = counts
-        if readable and not self.quiet:
-            if self.as_json:
+        if readable and not self.quiet and self.form != "github":
+            if self.suite is not None:
+                self.suite.out_line(escape_controls(
+                    f"{source}: {events} events, {runs} runs, {errors} errors, {warnings} "
+                    "warnings"))
+            elif self.as_json:
                 self.out.write_json({"source": source, "events": events, "runs": runs,
                                      "errors": errors, "warnings": warnings})
             else:
                 self._write_text(f"{source}: {events} events, {runs} runs, {errors} "
                                  f"errors, {warnings} warnings")
+
+    def _write_suite(self, source):
+        self.out.write(self.suite.text(source, self.suites, self.args.time_origin).encode(
+            "utf-8", "replace"))
+        self.suites += 1
+        self.suite = _Suite()
+
+    def _write_command(self, where, severity, check, message):
+        """A diagnostic as a GitHub Actions workflow command: FILE and LINE as
+        properties (for standard input, none: the message names the place)."""
+        place = escape_controls(where.source)
+        properties = [("file", place), ("line", where.line)]
+        if where.source == STDIN:
+            properties, message = [], f"{place}:{where.line}: {message}"
+        properties.append(("title", f"ndagent validate: {check}"))
+        self._write_line(workflow_command(severity, properties, escape_controls(message)))
 
     def _write_diagnostic(self, place, severity, rest):
         """A diagnostic's line; with colour, its place and severity coloured."""
@@ -336,3 +415,87 @@ class _At:
 
 
 build_parser, main = cli.entry(ValidateCommand)
+
+
+def _diagnostic_text(where, severity, check, message):
+    """A diagnostic as --format text writes it, without colour."""
+    return escape_controls(f"{where.source}:{where.line}: {severity}: {message} [{check}]")
+
+
+class _Suite:
+    """What the JUnit suite of the FILE in hand gathers: a case per run, with the
+    run's diagnostics; the errors outside any run; the text of <system-out>; the
+    earliest stream time."""
+
+    def __init__(self):
+        self.cases = []
+        self.run = None  # [start, number, diagnostics, errors {check: message}], in a run
+        self.stream = []  # the error diagnostics outside any run
+        self.out = []
+        self.out_size = 0
+        self.out_more = 0
+        self.origin = None
+        self.earliest = None  # the earliest stream time seen
+
+    def begin_run(self, start, number, given_origin):
+        self.run = [start, number, [], 0, {}]
+        if self.origin is None:
+            self.origin = options.time_origin(given_origin, start.source)
+        self.seen(timeline.stream_time(start))
+
+    def seen(self, time_ms):
+        if time_ms is not None and (self.earliest is None or time_ms < self.earliest):
+            self.earliest = time_ms
+
+    def add(self, where, severity, check, message, text):
+        self.out_line(text)
+        if self.run is None:
+            if severity == "error":
+                self.stream.append((message, text))
+            return
+        _, _, lines, more, errors = self.run
+        if len(lines) < junit.TEXT_LINES:
+            lines.append(text)
+        else:
+            self.run[3] = more + 1
+        if severity == "error":
+            errors.setdefault(check, message)
+            errors.setdefault(None, message)  # the first error
+
+    def out_line(self, text):
+        if self.out_size < junit.SYSTEM_OUT_LIMIT:
+            self.out.append(text)
+            self.out_size += len(text) + 1
+        else:
+            self.out_more += 1
+
+    def end_run(self, end):
+        start, number, lines, more, errors = self.run
+        self.run = None
+        model = end.model if end.model is not None else start.model
+        result = None
+        for kind, check in (("failed", "failed-run"), ("cutoff", "no-result"),
+                            ("invalid", None)):
+            if check in errors:
+                result = ("failure", kind, errors[check], junit.lines_text(lines, more))
+                break
+        self.cases.append(junit.Case(junit.case_name(number, start.line, start.agent, model),
+                                     end.duration_ms, result))
+
+    def text(self, source, index, given_origin):
+        cases = self.cases
+        if self.stream:
+            more = max(0, len(self.stream) - junit.TEXT_LINES)
+            cases.append(junit.Case("stream", None, (
+                "failure", "invalid", self.stream[0][0],
+                junit.lines_text([text for _, text in self.stream[:junit.TEXT_LINES]],
+                                 more))))
+        origin = self.earliest
+        if origin is None:
+            origin = self.origin
+        if origin is None:
+            origin = options.time_origin(given_origin, source)
+        out = "".join(line + "\n" for line in self.out)
+        if self.out_more:
+            out += f"… {self.out_more} more lines\n"
+        return junit.suite(source, index, cases, origin, out)

@@ -4,13 +4,16 @@ the exit statuses their --help and man pages list."""
 import argparse
 import os
 import re
+import stat
 import sys
+import time
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
 from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
+from ndagent.model import epoch_ms
 from ndagent.output import die_of_sigpipe, write_all, write_message
-from ndagent.sources import STREAM_FILES
+from ndagent.sources import STDIN, STREAM_FILES
 from ndagent.terminal import escape_controls
 
 # Without -j, the FILEs of a verb that reads each on its own are shared among
@@ -540,3 +543,45 @@ def _positive(text):
     if whole_number(text) == 0:
         raise argparse.ArgumentTypeError("0 processes: give 1 or more")
     return int(text)
+
+
+def add_time_origin_option(parser):
+    """``--time-origin TIME``: when a stream with no clock began (time_origin)."""
+    parser.add_argument(
+        "--time-origin", type=_time_origin, metavar="TIME",
+        help="where a stream has no clock, the time it began: ISO 8601 with a zone "
+             "(2026-06-01T10:00:00Z) or epoch milliseconds (default: SOURCE_DATE_EPOCH, "
+             "else the FILE's modification time, else the time it is read); times made "
+             "from it are marked synthetic"
+    ).brief = "when a stream with no clock began"
+
+
+def _time_origin(text):
+    """A --time-origin value, in epoch milliseconds."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    found = epoch_ms(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"not a time such as 2026-06-01T10:00:00Z or 1780308000000: {text!r}")
+    return found
+
+
+def time_origin(given, source):
+    """The time origin of the input ``source`` (as messages name it), in epoch
+    milliseconds, first found: ``given`` (--time-origin), SOURCE_DATE_EPOCH (seconds:
+    the reproducible-builds convention), the modification time of a regular FILE, now
+    (standard input, a pipe: its first line is being read)."""
+    if given is not None:
+        return given
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if epoch.isascii() and epoch.isdigit():
+        return int(epoch) * 1000
+    if source != STDIN:
+        try:
+            found = os.stat(source)
+        except OSError:
+            found = None
+        if found is not None and stat.S_ISREG(found.st_mode):
+            return found.st_mtime_ns // 1_000_000
+    return time.time_ns() // 1_000_000

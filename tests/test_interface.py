@@ -530,7 +530,8 @@ def test_bash_completes_ndagent_verb_as_ndagent_dash_verb():
     assert bash_completes("ndagent-text", "--c") == ["--color"]
     assert bash_completes("ndagent", "tools", "-k", "we") == ["webFetch", "webSearch"]
     assert bash_completes("ndagent-tools", "--kind", "we") == ["webFetch", "webSearch"]
-    assert bash_completes("ndagent", "validate", "--format", "") == ["text", "ndjson"]
+    assert bash_completes("ndagent", "validate", "--format", "") == ["text", "ndjson", "github",
+                                                                     "junit"]
     assert bash_completes("ndagent", "text", "--color", "") == ["auto", "always", "never"]
     assert bash_completes("ndagent", "result", "-s", "f") == []  # result has no -s
     assert bash_completes("ndagent", "comp") == ["completion"]

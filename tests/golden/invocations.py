@@ -25,6 +25,14 @@ INVOCATIONS = {
     "validate": ("validate",),
     "validate-json": ("validate", "--format", "ndjson"),
     "validate-strict": ("validate", "--strict"),
+    # The CI and interchange outputs; a fixed time origin, for streams with no clock.
+    "validate-github": ("validate", "--format", "github"),
+    "validate-junit": ("validate", "--format", "junit", "--time-origin", "2026-06-01T10:00:00Z"),
+    "stats-junit": ("stats", "--format", "junit", "--time-origin", "2026-06-01T10:00:00Z"),
+    "stats-markdown": ("stats", "--format", "markdown"),
+    "stats-markdown-run": ("stats", "--format", "markdown", "--by", "run"),
+    "otel": ("otel", "--time-origin", "2026-06-01T10:00:00Z"),
+    "atif": ("atif",),
 }
 
 # The files each invocation leaves, by suffix.

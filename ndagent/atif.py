@@ -1,0 +1,277 @@
+"""A run as an ATIF trajectory (the Agent Trajectory Interchange Format of Harbor, RFC
+0001), version 1.7, the version Harbor's own converters of these agents write: steps
+made of the assistant's messages and the tool calls they asked for, each call's result
+as an observation, a subagent's calls as an embedded trajectory, the run's own tokens
+and cost as final metrics.  What the stream does not tell is left out (or, where the
+format requires a value, ``"unknown"``), never made up: no step gets a made-up time.
+Pure data: the verb (ndagent.cmd_atif) reads the stream and writes the lines."""
+
+import orjson
+
+from ndagent import __version__
+from ndagent.decoder import RawNumber
+from ndagent.figures import figure
+from ndagent.formats._interchange import interchange_name
+from ndagent.markup import json_field, json_prose
+from ndagent.model import RunStart
+from ndagent.otlp import CUTOFF_TEXT
+
+SCHEMA_VERSION = "ATIF-v1.7"
+# agent.version when the stream does not tell it (as Harbor's converters write).
+UNKNOWN = "unknown"
+
+_HAS_VERSION = "version" in RunStart.__slots__
+
+
+class _Step:
+    __slots__ = ("key", "line", "texts", "calls")
+
+    def __init__(self, key, line):
+        self.key = key  # the message key (Claude's message id, Cursor's model call id)
+        self.line = line
+        self.texts = []
+        self.calls = []
+
+
+def _raw(value):
+    if value.__class__ is RawNumber:
+        return orjson.Fragment(value.text.encode())
+    raise TypeError
+
+
+def result_text(result):
+    """A call's result as text: a string as it is, any other value as its JSON,
+    indented 2 spaces, keys in stream order."""
+    if result.__class__ is str:
+        return result
+    try:
+        return orjson.dumps(result, default=_raw, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # nesting deeper than orjson writes: compact, by the slow path
+        return repr(result)
+
+
+def _arguments(args, limit):
+    if args.__class__ is dict:
+        return _clean(args, limit)
+    return {} if args is None else {"value": _clean(args, limit)}
+
+
+def _clean(value, limit):
+    """A JSON value of the stream with its strings made safe (keys as one-line fields)."""
+    kind = value.__class__
+    if kind is str:
+        return json_prose(value, limit)
+    if kind is dict:
+        return {json_field(str(key)): _clean(item, limit) for key, item in value.items()}
+    if kind is list:
+        return [_clean(item, limit) for item in value]
+    return value
+
+
+def _steps(items, calls_ended_before):
+    """The steps of a stream of items in order: ("text", key, text, line) and ("call",
+    Call).  A call joins the step of its message key; with none, the last step while
+    none of its calls has ended before it began (parallel calls), else a new step."""
+    steps = []
+    by_key = {}
+    for item in items:
+        if item[0] == "text":
+            _, key, text, line = item
+            last = steps[-1] if steps else None
+            if last is None or last.key != key or (key is None and last.calls):
+                last = _Step(key, line)
+                steps.append(last)
+                if key is not None:
+                    by_key[key] = last
+            last.texts.append(text)
+            continue
+        call = item[1]
+        key = call.model_call_id
+        step = by_key.get(key) if key is not None else None
+        if step is None and key is None and steps and steps[-1].key is None and not any(
+                calls_ended_before(each, call) for each in steps[-1].calls):
+            step = steps[-1]
+        if step is None:
+            step = _Step(key, call.start_line or call.end_line)
+            steps.append(step)
+            if key is not None:
+                by_key[key] = step
+        step.calls.append(call)
+    return steps
+
+
+def _ended_before(earlier, call):
+    began = call.start_line if call.start_line is not None else call.end_line
+    return earlier.end_line is not None and began is not None and earlier.end_line < began
+
+
+def _items(texts, calls):
+    """Text pieces and calls in stream order (by line; a line's text before its calls)."""
+    items = [(line or 0, 0, index, ("text", key, text, line))
+             for index, (key, text, line) in enumerate(texts)]
+    items += [(call.start_line or call.end_line or 0, 1, index, ("call", call))
+              for index, call in enumerate(calls)]
+    return [item[3] for item in sorted(items, key=lambda item: item[:3])]
+
+
+def _step_json(number, step, timeline, model, limit, subagents):
+    found = {"step_id": number}
+    stamp = timeline.times.get(step.line)
+    if stamp is not None:
+        found["timestamp"] = _iso(stamp)
+    found["source"] = "agent"
+    if model is not None:
+        found["model_name"] = json_field(model)
+    found["message"] = json_prose("".join(step.texts))
+    if step.calls:
+        found["tool_calls"] = [_tool_call(call, timeline, limit) for call in step.calls]
+        found["observation"] = {"results": [_result(call, limit, subagents)
+                                            for call in step.calls]}
+    extra = {"ndagent_line": step.line}
+    if step.key is not None:
+        extra = {"ndagent_message_id": json_field(str(step.key)), **extra}
+    found["extra"] = extra
+    return found
+
+
+def _call_id(call):
+    if call.call_id is not None:
+        return json_field(str(call.call_id))
+    return f"line:{call.start_line or call.end_line}"
+
+
+def _tool_call(call, timeline, limit):
+    extra = {"ndagent_kind": None if call.kind is None else json_field(str(call.kind)),
+             "ndagent_line": call.start_line or call.end_line}
+    began = timeline.times.get(call.start_line)
+    ended = timeline.times.get(call.end_line)
+    if began is not None and ended is not None and ended >= began:
+        extra["ndagent_duration_ms"] = ended - began
+    name = call.name if call.name is not None else call.kind
+    return {"tool_call_id": _call_id(call),
+            "function_name": json_field(str(name)) if name is not None else UNKNOWN,
+            "arguments": _arguments(call.args, limit), "extra": extra}
+
+
+def _result(call, limit, subagents):
+    found = {"source_call_id": _call_id(call)}
+    if call.outcome != "pending" and call.result is not None:
+        found["content"] = json_prose(result_text(call.result), limit)
+    if call.call_id in subagents:
+        found["subagent_trajectory_ref"] = [{"trajectory_id": _call_id(call)}]
+    found["extra"] = {"ndagent_outcome": call.outcome}
+    return found
+
+
+def _iso(milliseconds):
+    seconds, millis = divmod(milliseconds, 1000)
+    days, seconds = divmod(seconds, 86400)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    from_epoch = _date(days)
+    return f"{from_epoch}T{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}Z"
+
+
+def _date(days):
+    """The civil date ``days`` after 1970-01-01 (Howard Hinnant's algorithm)."""
+    days += 719468
+    era, day_of_era = divmod(days, 146097)
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524
+                   - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    month_part = (5 * day_of_year + 2) // 153
+    day = day_of_year - (153 * month_part + 2) // 5 + 1
+    month = month_part + 3 if month_part < 10 else month_part - 9
+    year = year_of_era + era * 400 + (month <= 2)
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _final_metrics(end, steps):
+    found = {}
+    usage = None if end.cutoff else end.usage
+    if usage.__class__ is dict:
+        tokens = {name: figure(usage.get(name)) for name in ("input", "output", "cacheRead",
+                                                             "cacheWrite")}
+        given = [tokens[name] for name in ("input", "cacheRead", "cacheWrite")
+                 if tokens[name] is not None]
+        if given:
+            found["total_prompt_tokens"] = int(sum(given))
+        if tokens["output"] is not None:
+            found["total_completion_tokens"] = int(tokens["output"])
+        if tokens["cacheRead"] is not None:
+            found["total_cached_tokens"] = int(tokens["cacheRead"])
+    cost = None if end.cutoff else figure(end.cost_usd)
+    if cost is not None:
+        found["total_cost_usd"] = cost
+    found["total_steps"] = steps
+    if usage.__class__ is dict and figure(usage.get("cacheWrite")) is not None:
+        found["extra"] = {"total_cache_creation_input_tokens": int(usage["cacheWrite"])}
+    return found
+
+
+def trajectory(run, end, limit=None):
+    """The trajectory of a run (a recorder.Run and its RunEnd), as a dict in ATIF's
+    key order; ``limit``: --max-chars for arguments and results (None: whole)."""
+    start = run.start
+    model = end.model if end.model is not None else start.model
+    main = [call for call in run.calls if call.parent is None]
+    children = {}
+    for call in run.calls:
+        if call.parent is not None:
+            children.setdefault(call.parent, []).append(call)
+    known = {call.call_id for call in run.calls if call.call_id is not None}
+    subagents = {parent for parent in children if parent in known}
+    orphans = [call for parent, calls in children.items() if parent not in subagents
+               for call in calls]  # a parent never seen: kept with the main steps
+    steps = _steps(_items(run.texts, sorted(main + orphans, key=_line)), _ended_before)
+    outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
+    failure = None if end.ok or end.cutoff or end.failure is None else json_prose(
+        str(end.failure))
+    steps_json = [_step_json(number, step, run.timeline, model, limit, subagents)
+                  for number, step in enumerate(steps, 1)]
+    if not steps_json:
+        steps_json = [{"step_id": 1, "source": "system",
+                       "message": failure or (CUTOFF_TEXT if end.cutoff else "no steps")}]
+    agent = start.agent
+    version = start.version if _HAS_VERSION else None
+    found = {"schema_version": SCHEMA_VERSION}
+    if start.session_id is not None:
+        found["session_id"] = json_field(str(start.session_id))
+    agent_json = {"name": interchange_name(agent),
+                  "version": UNKNOWN if version is None else json_field(str(version))}
+    if model is not None:
+        agent_json["model_name"] = json_field(str(model))
+    agent_json["extra"] = {"ndagent_agent": agent,
+                           **({} if start.cwd is None else {"cwd": json_field(str(start.cwd))})}
+    found["agent"] = agent_json
+    found["steps"] = steps_json
+    if end.cutoff:
+        found["notes"] = f"cut off: {CUTOFF_TEXT}"
+    elif not end.ok:
+        found["notes"] = f"failed: {failure or 'the run reported failure'}"
+    found["final_metrics"] = _final_metrics(end, len(steps_json))
+    if subagents:
+        found["subagent_trajectories"] = [
+            _subagent(parent, children[parent], run.timeline, found["agent"], limit)
+            for parent in sorted(subagents, key=lambda parent: _line(children[parent][0]))]
+    duration = None if end.cutoff else figure(end.duration_ms)
+    answer = end.answer if end.answer.__class__ is str and not end.cutoff else None
+    ndagent = {"version": __version__, "source": json_field(str(start.source)),
+               "line": start.line, "outcome": outcome, "failure": failure,
+               "duration_ms": duration,
+               "answer": None if answer is None else json_prose(answer)}
+    found["extra"] = {"ndagent": {key: item for key, item in ndagent.items()
+                                  if item is not None}}
+    return found
+
+
+def _line(call):
+    return call.start_line or call.end_line or 0
+
+
+def _subagent(parent, calls, timeline, agent, limit):
+    steps = _steps(_items([], calls), _ended_before)
+    return {"schema_version": SCHEMA_VERSION, "trajectory_id": json_field(str(parent)),
+            "agent": agent,
+            "steps": [_step_json(number, step, timeline, None, limit, set())
+                      for number, step in enumerate(steps, 1)]}

@@ -1,0 +1,12 @@
+# fish completion for ndagent-otel (made by man/completions.py)
+complete -c ndagent-otel -s h -l help -d '-h'
+complete -c ndagent-otel -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream each FILE is'
+complete -c ndagent-otel -l max-line -x -d 'the longest line read, in bytes'
+complete -c ndagent-otel -l strict -d 'make every warning an error'
+complete -c ndagent-otel -s q -l quiet -d 'print no warnings, only errors'
+complete -c ndagent-otel -l version -d 'print the version and exit'
+complete -c ndagent-otel -l content -d 'put the answer, the calls\' arguments and their results in...'
+complete -c ndagent-otel -l max-chars -x -d 'with --content, cut each string to N characters'
+complete -c ndagent-otel -l endpoint -x -d 'post each line to URL'
+complete -c ndagent-otel -l time-origin -x -d 'where a stream has no clock, the time it began'
+complete -c ndagent-otel -s j -l jobs -x -d 'read the FILEs in N processes'

@@ -1,0 +1,147 @@
+"""What the verbs that write a whole run at its end (otel, atif) keep of it until then:
+its tool calls in start order, with where and when each began and ended and how; its
+main-thread text by message; the lines that carry a stream time.  In bounded memory:
+at most MAX_CALLS calls a run, and their arguments, results and texts up to
+MAX_CONTENT characters in all (each cut to the verb's --max-chars first)."""
+
+from ndagent.frame import Command
+from ndagent.markup import cut
+from ndagent.model import MAX_OPEN_CALLS, NATIVE_BYTES
+from ndagent.timeline import Timeline, stream_time
+
+MAX_CALLS = MAX_OPEN_CALLS
+MAX_CONTENT = NATIVE_BYTES
+
+
+class Call:
+    """One tool call of a run, as its start and end told it."""
+
+    __slots__ = ("call_id", "name", "kind", "args", "parent", "model_call_id",
+                 "start_line", "end_line", "outcome", "result")
+
+    def __init__(self, event):
+        self.call_id = event.call_id
+        self.name = event.name
+        self.kind = event.kind
+        self.args = None
+        self.parent = event.parent
+        self.model_call_id = event.model_call_id
+        self.start_line = self.end_line = None
+        self.outcome = "pending"
+        self.result = None
+
+
+class Run:
+    """A run being read: its start, calls, text pieces ((message key, text, line)) and
+    timeline."""
+
+    def __init__(self, start):
+        self.start = start
+        self.calls = []
+        self.texts = []
+        self.timeline = Timeline(start.line or 1)
+        self.timeline.add(start.line, stream_time(start))
+        self.content = 0  # the characters of content kept
+        self.dropped = 0  # the calls beyond MAX_CALLS
+
+
+class RunRecorder(Command):
+    """A verb that writes each run when it ends (``write_run``), from what it kept."""
+
+    CONVERTER = True
+    per_input = True
+    needs = frozenset({"tools", "tool_ends", "ends"})
+    # What the verb keeps beyond the calls' names, places and outcomes: their arguments
+    # and results, the runs' text.
+    keeps_content = False
+    keeps_text = False
+
+    def __init__(self, args, prog, out):
+        super().__init__(args, prog, out)
+        self.run = None
+        self.max_chars = getattr(args, "max_chars", None)
+
+    def needs_of(self, module):
+        return self.needs | {"text"} if self.keeps_text else self.needs
+
+    def begin_run(self, start):
+        self.run = Run(start)
+
+    def _run_of(self, event):
+        if self.run is None:  # a call before any run: kept with the next run's end
+            self.run = Run(event)
+        return self.run
+
+    def text(self, piece):
+        run = self.run
+        if self.keeps_text and run is not None and self._fits(run, piece.text):
+            run.texts.append((piece.message, piece.text, piece.line))
+            run.timeline.add(piece.line, stream_time(piece))
+
+    def _fits(self, run, text):
+        """Whether ``text`` may still be kept (MAX_CONTENT); said once when not."""
+        size = len(text) if text.__class__ is str else 0
+        if run.content + size > MAX_CONTENT:
+            self.warn(run.start, f"more than {MAX_CONTENT >> 20} Mi characters of "
+                                 "arguments, results and text in one run: the rest is "
+                                 "left out", once="content-bound")
+            return False
+        run.content += size
+        return True
+
+    def _content(self, run, value):
+        """A value to keep (arguments, a result), cut to --max-chars where it is text."""
+        if not self.keeps_content or value is None:
+            return None
+        if value.__class__ is str and self.max_chars:
+            value = cut(value, self.max_chars)
+        return value if self._fits(run, value if value.__class__ is str else "") else None
+
+    def keep(self, start):
+        run = self._run_of(start)
+        call = Call(start)
+        call.start_line = start.line
+        call.args = self._content(run, start.args)
+        run.timeline.add(start.line, stream_time(start))
+        self._add_call(run, call)
+        return call, 64
+
+    def _add_call(self, run, call):
+        if len(run.calls) < MAX_CALLS:
+            run.calls.append(call)
+        else:
+            run.dropped += 1
+            self.warn(run.start, f"more than {MAX_CALLS} tool calls in one run: the rest "
+                                 "are left out", once="call-bound")
+
+    def call_ended(self, kept, end):
+        run = self._run_of(end)
+        call = kept
+        if call is None:  # an end with no start seen: all there is of the call
+            call = Call(end)
+            call.args = self._content(run, end.args)
+            self._add_call(run, call)
+        call.end_line = end.line
+        call.outcome = end.outcome or "unknown"
+        call.result = self._content(run, end.result)
+        if call.name is None:
+            call.name = end.name
+        if call.kind is None:
+            call.kind = end.kind
+        run.timeline.add(end.line, stream_time(end))
+
+    def end_run(self, end, pending):
+        run = self.run if self.run is not None and self.run.start is end.start else Run(
+            end.start)
+        self.run = None
+        told = end.outcomes or {}
+        if told:  # what the run's end tells of its calls (Claude's permission_denials)
+            for call in run.calls:
+                if call.call_id in told:
+                    call.outcome = told[call.call_id]
+        run.timeline.add(end.line, stream_time(end))
+        self.write_run(run, end)
+        super().end_run(end, pending)
+
+    def write_run(self, run, end):
+        """Write the run that ``end`` (its RunEnd) ended."""
