@@ -14,6 +14,7 @@ from ndagent.figures import (
     BadPartial,
     Figures,
     Tally,
+    duration_text,
     figure,
     partial,
     read_partial,
@@ -461,9 +462,9 @@ def _text_block(record):
         lines.append(f"no run       {_plural(record['inputs_without_run'], 'input')}")
     duration = record["duration_ms"]
     if duration["runs"]:
-        lines.append(f"duration     total {_duration(duration['total'])}, median "
-                     f"{_duration(duration['median'])}, 95th percentile "
-                     f"{_duration(duration['p95'])} ({_plural(duration['runs'], 'run')})")
+        lines.append(f"duration     total {duration_text(duration['total'])}, median "
+                     f"{duration_text(duration['median'])}, 95th percentile "
+                     f"{duration_text(duration['p95'])} ({_plural(duration['runs'], 'run')})")
     else:
         lines.append("duration     not reported")
     tokens = record["tokens"]
@@ -493,7 +494,7 @@ def _run_line(record):
     said = [f"{record['source']}:{record['line']}: {record['agent']} "
             f"{record['model'] or '-'} {record['outcome']}"]
     if record["duration_ms"] is not None:
-        said.append(_duration(record["duration_ms"]))
+        said.append(duration_text(record["duration_ms"]))
     tokens = record["tokens"]
     if tokens is not None:
         said.append(" / ".join(f"{tokens[name]:,} {label}" for name, label in _RUN_TOKEN_LABELS
@@ -505,19 +506,6 @@ def _run_line(record):
                zip(OUTCOMES, _by_outcome(record["tools"])) if count and outcome != "success"]
     said.append(calls + (f" ({', '.join(failing)})" if failing else ""))
     return ", ".join(said)
-
-
-def _duration(milliseconds):
-    """A duration for people: 850 ms, 12.3 s, 4m 05s, 2h 03m."""
-    if milliseconds < 1000:
-        return f"{milliseconds:.0f} ms"
-    seconds = milliseconds / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes}m {int(seconds % 60):02d}s"
-    return f"{minutes // 60}h {minutes % 60:02d}m"
 
 
 def _plural(count, noun):

@@ -38,6 +38,7 @@ LAYERS = (
     ("inputs",),
     ("feed",),
     ("frame",),
+    ("transcript",),  # what the transcript verbs share, a Command of theirs included
     ("cli",),
     tuple(f"cmd_{verb}" for verb in cli.VERBS),
     ("__main__",),

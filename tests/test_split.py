@@ -256,6 +256,9 @@ VALUES = {
     "kind": ["shell", "read,edit", "mcp"],
     "tool": ["Bash", "read_file,run_shell_command"],
     "status": ["failure", "pending", "success,failed"],
+    "title": ["Runs", "<b>`x`</b>"],
+    "max_chars": ["1", "40"],
+    "max_bytes": ["1", "4K"],
 }
 # What the property does not draw: help and version, the FILEs it gives itself, and
 # --merge, which reads partials, not streams (tests/test_stats.py).

@@ -25,6 +25,8 @@ INVOCATIONS = {
     "validate": ("validate",),
     "validate-json": ("validate", "--format", "ndjson"),
     "validate-strict": ("validate", "--strict"),
+    "markdown": ("markdown",),
+    "html": ("html",),
 }
 
 # The files each invocation leaves, by suffix.
