@@ -65,7 +65,7 @@ max-height:40rem;overflow:auto}
 .meta{display:grid;grid-template-columns:max-content 1fr;gap:0 1rem;margin:.5rem 0}
 .meta dt{color:var(--dim)}.meta dd{margin:0;overflow-wrap:anywhere}
 details{border:1px solid var(--rule);border-radius:5px;margin:.5rem 0;padding:.25rem .75rem}
-summary{cursor:pointer;overflow-wrap:anywhere}
+summary{overflow-wrap:anywhere}
 .label{color:var(--dim);font-size:12px;text-transform:uppercase;letter-spacing:.05em;\
 margin:.5rem 0 0}
 .o-ok,.o-success{color:var(--good)}

@@ -54,7 +54,7 @@ EXAMPLES = """\
   ndagent markdown run.ndjson > run.md
   ndagent markdown --no-thinking --max-chars 2000 logs/*.ndjson > runs.md
   # the transcript on a CI job's summary page
-  ndagent markdown run.ndjson >> "$GITHUB_STEP_SUMMARY"
+  ndagent markdown run.ndjson >> "${GITHUB_STEP_SUMMARY:-summary.md}"
   # in a Makefile: the transcript beside the run
   run.md: run.ndjson
   \tndagent markdown $< > $@ || true"""

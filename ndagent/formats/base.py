@@ -18,7 +18,8 @@ from ndagent.jsonvalues import RawNumber
 from ndagent.selection import Selection
 
 # The verbs whose --help may say something of an agent (``Format.help``).
-HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run")
+HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run", "markdown",
+              "html")
 
 
 class Format:
