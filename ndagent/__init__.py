@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 # The console scripts (pyproject.toml's [project.scripts]; tests/test_cli.py checks).
 _SCRIPTS = frozenset({"ndagent", "ndagent-json", "ndagent-result", "ndagent-run",
                       "ndagent-stats", "ndagent-text", "ndagent-tools", "ndagent-validate",
-                      "ndagent-otel", "ndagent-atif"})
+                      "ndagent-otel", "ndagent-atif", "ndagent-markdown", "ndagent-html"})
 
 
 def _started_as_command():

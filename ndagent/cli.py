@@ -26,7 +26,8 @@ from ndagent.output import Output, die_of_sigpipe, write_message
 
 # The verbs, in the order the top-level help lists them: each is the module
 # ndagent.cmd_VERB, whose Command class says the rest (COMMANDS).
-VERBS = ("json", "result", "text", "tools", "validate", "stats", "otel", "atif", "run")
+VERBS = ("json", "result", "text", "tools", "validate", "stats", "markdown", "html", "otel",
+         "atif", "run")
 
 
 def __getattr__(name):

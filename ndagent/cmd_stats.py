@@ -15,6 +15,7 @@ from ndagent.figures import (
     BadPartial,
     Figures,
     Tally,
+    duration_text,
     figure,
     partial,
     read_partial,
@@ -23,7 +24,6 @@ from ndagent.frame import Command, read_inputs
 from ndagent.markup import cut
 from ndagent.model import OUTCOMES
 from ndagent.output import Progress
-from ndagent.stepsummary import duration_text as _duration
 from ndagent.terminal import escape_controls, quote, tsv_row
 
 SUMMARY = "print figures over runs: outcomes, time, tokens, cost, tool calls"
@@ -577,9 +577,9 @@ def _text_block(record):
         lines.append(f"no run       {_plural(record['inputs_without_run'], 'input')}")
     duration = record["duration_ms"]
     if duration["runs"]:
-        lines.append(f"duration     total {_duration(duration['total'])}, median "
-                     f"{_duration(duration['median'])}, 95th percentile "
-                     f"{_duration(duration['p95'])} ({_plural(duration['runs'], 'run')})")
+        lines.append(f"duration     total {duration_text(duration['total'])}, median "
+                     f"{duration_text(duration['median'])}, 95th percentile "
+                     f"{duration_text(duration['p95'])} ({_plural(duration['runs'], 'run')})")
     else:
         lines.append("duration     not reported")
     tokens = record["tokens"]
@@ -609,7 +609,7 @@ def _run_line(record):
     said = [f"{record['source']}:{record['line']}: {record['agent']} "
             f"{record['model'] or '-'} {record['outcome']}"]
     if record["duration_ms"] is not None:
-        said.append(_duration(record["duration_ms"]))
+        said.append(duration_text(record["duration_ms"]))
     tokens = record["tokens"]
     if tokens is not None:
         said.append(" / ".join(f"{tokens[name]:,} {label}" for name, label in _RUN_TOKEN_LABELS

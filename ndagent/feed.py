@@ -10,7 +10,17 @@ import stat
 from ndagent import inputs
 from ndagent.decoder import BadLine, Event, Skipped, batches
 from ndagent.formats import Detector, OtherAgents
-from ndagent.model import CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.model import (
+    CallPairer,
+    Message,
+    Prompt,
+    RunEnd,
+    RunStart,
+    Text,
+    Thinking,
+    ToolEnd,
+    ToolStart,
+)
 from ndagent.options import EXIT_USAGE
 from ndagent.selection import LateSelection, Selection
 from ndagent.sources import source_name
@@ -80,14 +90,34 @@ def _dispatch(command, pairer, events, where):
             began = True
             command.begin_run(event)
         elif kind is RunEnd:
-            if event.cutoff and where is not None:
-                event.source, event.line = where.source, where.line
-            if event.totals is not None:
-                event = _own_figures(command, event)
-            command.end_run(event, pairer.close())
+            _end_run(command, pairer, event, where)
         else:
-            command.note(event)
+            hook = _TRANSCRIPT_HOOKS.get(kind)
+            if hook is None:
+                command.note(event)
+            else:
+                hook(command, event)
     return began
+
+
+# The events made only for the need "transcript", and the Command hook of each.
+_TRANSCRIPT_HOOKS = {
+    Prompt: lambda command, prompt: command.prompt(prompt),
+    Thinking: lambda command, thinking: command.thinking(thinking),
+    Message: lambda command, message: command.message(message),
+}
+
+
+def _end_run(command, pairer, end, where):
+    """Hand a RunEnd to ``command``, with what the frame adds: where a run cut off
+    ended, the class of a failure its Reader left unnamed, the run's own figures."""
+    if end.cutoff and where is not None:
+        end.source, end.line = where.source, where.line
+    if end.error_type is None and not end.ok:
+        end.error_type = "cutoff" if end.cutoff else "_OTHER"
+    if end.totals is not None:
+        end = _own_figures(command, end)
+    command.end_run(end, pairer.close())
 
 
 def _own_figures(command, end):

@@ -456,3 +456,15 @@ def _command_key(command):
     text = command if command.__class__ is str else str(command)
     return text if len(text) <= COMMAND_LIMIT else text[:COMMAND_LIMIT] + "..."
 
+
+def duration_text(milliseconds):
+    """A duration for people: 850 ms, 12.3 s, 4m 05s, 2h 03m."""
+    if milliseconds < 1000:
+        return f"{milliseconds:.0f} ms"
+    seconds = milliseconds / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return f"{minutes}m {int(seconds % 60):02d}s"
+    return f"{minutes // 60}h {minutes % 60:02d}m"

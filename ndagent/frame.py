@@ -30,9 +30,10 @@ class Command:
 
     A verb is one subclass: it declares ``VERB``, ``SUMMARY``, ``DESCRIPTION``,
     ``EXAMPLES``, its options (``add_options``) and what it ``needs`` ("text", "tools",
-    "tool_ends", "ends": which model events; None: every line decoded, for validate;
+    "tool_ends", "ends", "transcript": which model events; None: every line decoded, for validate;
     ``needs_of`` where they depend on the input's format), from which each input's
-    format gives the prefilter.  The frame calls ``begin_run``, ``text``, ``note``, the
+    format gives the prefilter.  The frame calls ``begin_run``, ``text``, ``note``,
+    ``prompt``, ``thinking``, ``message``, the
     call handlers (``keep``, ``call_ended``, ``call_again``, ``calls_dropped``: one
     pairer in the frame pairs ToolStart and ToolEnd, by call_id, in bounded memory),
     ``end_run`` with the calls still pending, and, at the end of the input, ``finish``;
@@ -150,6 +151,17 @@ class Command:
         pass
 
     def text(self, piece):
+        pass
+
+    # The events made only for the need "transcript" (ndagent.model).
+
+    def prompt(self, prompt):
+        pass
+
+    def thinking(self, thinking):
+        pass
+
+    def message(self, message):
         pass
 
     def note(self, note):

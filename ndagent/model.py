@@ -6,6 +6,9 @@ raw events and hands on, in stream order:
 - ``RunStart``: a run begins;
 - ``Text``: a piece of the assistant's main-thread text as it arrives, each piece once
   (what ``result --live`` prints), with the key of the message it belongs to;
+- ``Prompt``, ``Thinking`` and (Claude) ``Message``: the user's prompt, the model's
+  reasoning, and each assistant message's own figures, made only for a command that
+  needs ``"transcript"`` (the transcripts, and outputs of the same detail);
 - ``ToolStart`` and ``ToolEnd``: a tool call begins and ends, in the common vocabulary
   of kinds and outcomes below;
 - ``Note``: something ``validate`` reports (a check, its severity, a message);
@@ -33,14 +36,17 @@ __all__ = [
     "KeptInOrder",
     "MAX_OPEN_BYTES",
     "MAX_OPEN_CALLS",
+    "Message",
     "NATIVE_BYTES",
     "Note",
     "OUTCOMES",
     "OUTCOME_SUFFIXES",
+    "Prompt",
     "READER_CALL_BYTES",
     "RunEnd",
     "RunStart",
     "Text",
+    "Thinking",
     "ToolEnd",
     "ToolStart",
     "json_size",
@@ -103,24 +109,61 @@ class RunStart(_Event):
     ``announced``: the run began at the event its agent begins runs with (an init, a
     thread or turn start); false for a run made up of events that came after an ended
     run, or before any, without such an event (a late line must not pass for a new run
-    where it matters whether the agent is still at work: ``run``'s --grace)."""
+    where it matters whether the agent is still at work: ``run``'s --grace).
+    ``version``: the agent CLI's version, where its stream says.  ``time_ms``: the
+    stream time (epoch milliseconds) of the run's first event that has one, or None;
+    a Reader may learn it from a later event than the one the RunStart is made at, and
+    sets it then, so it is complete when the run's RunEnd (whose ``start`` this is) is
+    handed on."""
 
-    __slots__ = ("agent", "session_id", "model", "cwd", "source", "line", "announced")
+    __slots__ = ("agent", "session_id", "model", "cwd", "source", "line", "announced",
+                 "version", "time_ms")
 
 
 class Text(_Event):
     """A piece of main-thread assistant text, as the agent delivers it, never twice:
     ``message`` is the key of the message it belongs to (two messages are told apart
-    by it)."""
+    by it).  ``time_ms``: when, in epoch milliseconds, where the stream says (as for
+    ToolStart), else None."""
 
-    __slots__ = ("text", "message", "source", "line")
+    __slots__ = ("text", "message", "source", "line", "time_ms")
 
-    def __init__(self, text=None, message=None, source=None, line=None):
+    def __init__(self, text=None, message=None, source=None, line=None, time_ms=None):
         # Spelt out: the most frequent event, made for each piece of text.
         self.text = text
         self.message = message
         self.source = source
         self.line = line
+        self.time_ms = time_ms
+
+
+class Prompt(_Event):
+    """The user's prompt, where the stream holds it (the agent echoes or replays it):
+    its ``text``, whole.  Made only for the need ``"transcript"``."""
+
+    __slots__ = ("text", "source", "line")
+
+
+class Thinking(_Event):
+    """A stretch of the model's main-thread reasoning (thinking blocks, reasoning
+    items), whole, never empty, in stream order among the Text and tool events;
+    ``message``: the key of the message it belongs to, where the stream says, else
+    None.  Made only for the need ``"transcript"``."""
+
+    __slots__ = ("text", "message", "source", "line")
+
+
+class Message(_Event):
+    """One main-thread assistant message of an agent that reports figures per message
+    (Claude), handed on once it is complete (the next message began, or the run ends):
+    ``key`` (the message id), ``model``, ``first_line`` and ``last_line`` (its first
+    and last lines), ``first_ms`` and ``last_ms`` (their stream times, or None),
+    ``usage`` ({input, cacheRead, cacheWrite, output} as the message reports them;
+    ``output`` only from a ``message_delta``, the final count, else None).  ``source``
+    and ``line``: where it was handed on.  Made only for the need ``"transcript"``."""
+
+    __slots__ = ("key", "model", "first_line", "last_line", "first_ms", "last_ms", "usage",
+                 "source", "line")
 
 
 class ToolStart(_Event):
@@ -200,11 +243,16 @@ class RunEnd(_Event):
     or the outcome of one still open.  ``totals``: (key, index, state) where the
     agent reports running totals (ndagent.totals), else None; ``tokens_from``, once
     they are settled: "run" (the figures are the run's own) or "<what>_total" (a
-    running total as the agent gave it, the runs before it not in the input)."""
+    running total as the agent gave it, the runs before it not in the input).
+    ``time_ms``: the stream time of the end event, or None.  ``error_type``: for a
+    failed run, a short class of its failure from the agent's own names (a result
+    subtype, an HTTP status, an error type), else "_OTHER"; for a run cut off,
+    "cutoff"; None for a run that ended ok.  A Reader sets it where its agent names
+    the failure; the frame sets the rest ("_OTHER", "cutoff")."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
                  "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line",
-                 "totals", "tokens_from")
+                 "totals", "tokens_from", "time_ms", "error_type")
 
 
 class Answer:

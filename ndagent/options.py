@@ -453,7 +453,7 @@ def command_parser(verb, summary, description, examples, converter=True,
              "the first objects of each FILE: " + ", ".join(names())
     ).brief = "auto (the default), or an agent's name (--help: which)"
     parser.add_argument(
-        "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",
+        "--max-line", type=byte_size, default=MAX_LINE, metavar="SIZE",
         help="the longest line read, in bytes (suffixes K, M, G: 1024s; default 64M): a "
              "longer line is reported and passed over without being held in memory")
     if converter:
@@ -473,8 +473,9 @@ def command_parser(verb, summary, description, examples, converter=True,
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-def _size(text):
-    """A --max-line value: a whole number of bytes, maybe with a suffix K, M or G."""
+def byte_size(text):
+    """A size option's value (--max-line, --max-bytes): a whole number of bytes, maybe
+    with a suffix K, M or G."""
     digits, unit = text[:-1], text[-1:].upper()
     if unit not in _UNITS or unit == "":
         digits, unit = text, ""
@@ -536,6 +537,13 @@ def add_jobs_option(parser):
         "-j", "--jobs", type=_positive, metavar="N",
         help="read the FILEs in N processes (default: one per core when they add up to "
              f"{SHARE_FROM >> 20} MB or more; 1: in this one); the output is the same")
+
+
+def positive_number(text):
+    """An option's value: a whole number above 0 (--max-chars)."""
+    if whole_number(text) == 0:
+        raise argparse.ArgumentTypeError("not a number above 0: '0'")
+    return int(text)
 
 
 def _positive(text):

@@ -4,6 +4,7 @@ per run.  Pure text: numbers are ndagent's, stream strings (FILE:LINE, models, c
 stand only in code spans with every '|' escaped (``markup.table_code``), and the whole
 stays under a byte limit (GitHub refuses a summary over 1024k)."""
 
+from ndagent.figures import duration_text
 from ndagent.markup import table_code, table_row
 from ndagent.model import OUTCOMES
 
@@ -20,19 +21,6 @@ RUN_COLUMNS = ("#", "Source", "Agent", "Model", "Outcome", "Duration", "Input", 
                "Cache read", "Cache write", "Cost", "Tool calls")
 _RUN_ALIGN = ("---:", "---", "---", "---", "---", "---:", "---:", "---:", "---:", "---:",
               "---:", "---")
-
-
-def duration_text(milliseconds):
-    """A duration for people: 850 ms, 12.3 s, 4m 05s, 2h 03m."""
-    if milliseconds < 1000:
-        return f"{milliseconds:.0f} ms"
-    seconds = milliseconds / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes}m {int(seconds % 60):02d}s"
-    return f"{minutes // 60}h {minutes % 60:02d}m"
 
 
 def cost_text(cost):

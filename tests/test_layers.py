@@ -45,7 +45,7 @@ LAYERS = (
     ("inputs",),
     ("feed",),
     ("frame",),
-    ("recorder",),
+    ("recorder", "transcript"),  # the trace recorder; what the transcript verbs share
     ("cli",),
     tuple(f"cmd_{verb}" for verb in cli.VERBS),
     ("__main__",),

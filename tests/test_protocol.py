@@ -20,7 +20,8 @@ from ndagent.selection import Selection
 TESTS = Path(__file__).resolve().parent
 TEMPLATE = Path(ndagent.__file__).parent / "formats" / "template.py"
 NEEDS = [frozenset(), frozenset({"text"}), frozenset({"tools"}), frozenset({"tool_ends"}),
-         frozenset({"ends"}), frozenset({"native"}), frozenset({"text", "tools", "ends"})]
+         frozenset({"ends"}), frozenset({"native"}), frozenset({"text", "tools", "ends"}),
+         frozenset({"text", "tools", "ends", "transcript"})]
 
 
 def toy_format():

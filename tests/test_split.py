@@ -257,8 +257,9 @@ VALUES = {
     "tool": ["Bash", "read_file,run_shell_command"],
     "status": ["failure", "pending", "success,failed"],
     "time_origin": ["0", "2026-06-01T10:00:00Z"],
-    "max_bytes": ["2000", "1000000"],
-    "max_chars": ["10", "10000"],
+    "title": ["Runs", "<b>`x`</b>"],
+    "max_chars": ["1", "40", "10000"],
+    "max_bytes": ["1", "2000", "4K"],
 }
 # What the property does not draw: help and version, the FILEs it gives itself, and
 # --merge, which reads partials, not streams (tests/test_stats.py).

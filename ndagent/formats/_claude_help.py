@@ -21,4 +21,10 @@ HELP = {
              "names counts as permissionDenied.",
     "run": "its run is over at its result event; with --input-format stream-json it makes several "
            "runs in one process, each of which must begin within --grace of the one before.",
+    "markdown": "the prompt shows only in a stream made with --replay-user-messages; thinking "
+                "comes from whole thinking blocks; Started is known from CLI 2.1 on, whose lines "
+                "carry a timestamp.",
+    "html": "the prompt shows only in a stream made with --replay-user-messages; thinking comes "
+            "from whole thinking blocks; Started is known from CLI 2.1 on, whose lines carry a "
+            "timestamp.",
 }

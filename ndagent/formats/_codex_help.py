@@ -18,4 +18,8 @@ HELP = {
     "stats": "the figures are those of turn.completed (tokens from its usage); it reports no "
              "duration, no model and no cost.",
     "run": "its run is over at turn.completed or turn.failed.",
+    "markdown": "the stream holds no prompt and no clock (no Started, no call durations); thinking"
+                " is the reasoning items.",
+    "html": "the stream holds no prompt and no clock (no Started, no call durations); thinking is "
+            "the reasoning items.",
 }

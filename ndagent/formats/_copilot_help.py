@@ -18,4 +18,6 @@ HELP = {
              "none); the duration is the result's sessionDurationMs; no cost (its cost "
              "is a premium-request multiplier).",
     "run": "its run is over at its result line.",
+    "markdown": "the prompt is the user.message event.",
+    "html": "the prompt is the user.message event.",
 }

@@ -31,4 +31,8 @@ HELP = {
                 "A large FILE of many runs is checked in parts.",
     "stats": "the figures are those of the result event (duration_ms, usage); it reports no cost.",
     "run": "its run is over at its result event, after which the CLI sometimes never exits.",
+    "markdown": "the prompt is the user event; thinking is the thinking deltas, joined up to each "
+                "thinking/completed; Started is the first timestamp_ms.",
+    "html": "the prompt is the user event; thinking is the thinking deltas, joined up to each "
+            "thinking/completed; Started is the first timestamp_ms.",
 }

@@ -21,4 +21,8 @@ HELP = {
                 "large FILE of many runs is checked in parts.",
     "stats": "the figures are those of the result event's stats; it reports no cost.",
     "run": "its run is over at its result event.",
+    "markdown": "the prompt is the user message; Started is the init's timestamp; thinking is not "
+                "in the stream.",
+    "html": "the prompt is the user message; Started is the init's timestamp; thinking is not in "
+            "the stream.",
 }

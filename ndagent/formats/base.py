@@ -10,10 +10,16 @@ says of it.  ``ndagent/formats/template.py`` is a module to copy for a new agent
 CONTRIBUTING.md walks through it.
 """
 
+import json
+
+import orjson
+
+from ndagent.jsonvalues import RawNumber
 from ndagent.selection import Selection
 
 # The verbs whose --help may say something of an agent (``Format.help``).
-HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run")
+HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run", "markdown",
+              "html")
 
 
 class Format:
@@ -64,19 +70,21 @@ class Format:
     ``fallback_types`` (the event types of an input with no decisive object that is
     then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
     verb's --help and man page say of this agent, a paragraph headed by its title; a
-    verb names no agent) and ``order`` (where it stands in listings)."""
+    verb names no agent), ``result_text(end)`` (what a transcript shows as a call's
+    result, from its ToolEnd: a string, or None for no output; by default
+    ``result_json``) and ``order`` (where it stands in listings)."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
                  "refuses", "reports_cost", "running_total", "own_native", "fallback_types",
-                 "help", "order")
+                 "help", "result_text", "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  reports_cost=False, running_total=None, own_native=None, fallback_types=None,
-                 help=None, order=100):
+                 help=None, result_text=None, order=100):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -98,6 +106,7 @@ class Format:
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.help = dict(help or {})
+        self.result_text = result_text or (lambda end: result_json(end.result))
         self.order = order
 
     def is_noise(self, bad):
@@ -130,3 +139,54 @@ def first_string(args, keys):
         if value.__class__ is str:
             return value
     return None
+
+
+def result_json(value):
+    """What a transcript shows of a call's result ``value`` (anything decoded) when its
+    agent says nothing more precise: a string as it is, else the JSON indented by 2,
+    keys in stream order, non-ASCII kept; None for no output (None, "")."""
+    if value is None or value == "":
+        return None
+    if value.__class__ is str:
+        return value
+    return indented_json(value)
+
+
+def indented_json(value):
+    """``value`` as JSON indented by 2, keys in stream order, non-ASCII kept (lone
+    surrogates too, which the transcripts spell out)."""
+    try:
+        return orjson.dumps(value, default=_raw_number, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # lone surrogates, nesting deeper than orjson writes
+        # A RawNumber here is written as a string: rare, and still its digits.
+        return json.dumps(value, indent=2, ensure_ascii=False,
+                          default=lambda raw: getattr(raw, "text", None))
+
+
+def _raw_number(value):
+    if value.__class__ is RawNumber:
+        return orjson.Fragment(value.text.encode())
+    raise TypeError
+
+
+def with_exit_code(output, code):
+    """A command's output, then a last line ``exit code N`` when ``code`` is not 0; None
+    for no output at all."""
+    if code != 0:
+        separator = "" if not output or output.endswith("\n") else "\n"
+        output += f"{separator}exit code {code}"
+    return output or None
+
+
+def joined_texts(blocks, image="[image]"):
+    """The ``text`` of a content list's ``text`` blocks joined with newlines (an
+    ``image`` block as ``image``), or None when the list holds none of them."""
+    found = []
+    for block in blocks:
+        if block.__class__ is dict:
+            kind = block.get("type")
+            if kind == "text" and block.get("text").__class__ is str:
+                found.append(block["text"])
+            elif kind == "image":
+                found.append(image)
+    return "\n".join(found) if found else None

@@ -23,8 +23,19 @@ from ndagent.formats._claude_calls import (
 )
 from ndagent.formats._claude_help import HELP
 from ndagent.formats._claude_usage import cost_of, running_totals, usage_of
-from ndagent.formats.base import Format
-from ndagent.model import Answer, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, epoch_ms
+from ndagent.formats.base import Format, joined_texts, result_json
+from ndagent.model import (
+    Answer,
+    Note,
+    Prompt,
+    RunEnd,
+    RunStart,
+    Text,
+    Thinking,
+    ToolEnd,
+    ToolStart,
+    epoch_ms,
+)
 from ndagent.terminal import quote
 
 NAME = "claude"
@@ -148,7 +159,7 @@ def markers(needs):
              (("type", "assistant"),)]
     if "text" in needs or "ends" in needs:
         found.append((("type", "stream_event"),))
-    if "tools" in needs or "tool_ends" in needs:
+    if "tools" in needs or "tool_ends" in needs or "transcript" in needs:
         found.append((("type", "user"),))
     return tuple(found)
 
@@ -227,6 +238,8 @@ class Reader:
         self.checks = checks
         # Whether to make Text events: the run's text is kept for its answer either way.
         self.texts = needs is None or "text" in needs
+        # Whether to make the prompt, the thinking and the stream times (a transcript's).
+        self.transcript = needs is not None and "transcript" in needs
         self.run = None
         self.last_index = None  # the result_index of the input's previous result
         self.calls = Calls(needs is None or "tools" in needs or "tool_ends" in needs)
@@ -248,6 +261,8 @@ class Reader:
                 return out
             run = self._begin(event, None, out)
         run.last_source, run.last_line = event.source, event.line
+        if self.transcript and run.start.time_ms is None:
+            run.start.time_ms = _epoch_ms(data.get("timestamp"))
         if self.checks:
             self._check_session(run, event, data, out)
         handler = _HANDLERS.get(kind)
@@ -283,6 +298,7 @@ class Reader:
         else:
             start = RunStart(agent=NAME, session_id=_string(init.get("session_id")),
                              model=_string(init.get("model")), cwd=_string(init.get("cwd")),
+                             version=_string(init.get("claude_code_version")),
                              announced=True, source=item.source, line=item.line)
         out.append(start)
         if init is None and self.checks:
@@ -312,6 +328,8 @@ class Reader:
                           duration_ms=_number(data.get("duration_ms")), model=run.start.model,
                           outcomes=_denied_calls(run, data.get("permission_denials")),
                           totals=running_totals(run.start, data, usage, cost),
+                          time_ms=_epoch_ms(data.get("timestamp")),
+                          error_type=None if ok else _error_type(data),
                           source=event.source, line=event.line))
 
     # Assistant lines: text and tool calls.
@@ -337,6 +355,11 @@ class Reader:
             if kind == "text":
                 if main:
                     self._whole_text(run, event, block.get("text"), out)
+            elif kind == "thinking":
+                text = block.get("thinking")
+                if main and self.transcript and text.__class__ is str and text:
+                    out.append(Thinking(text=text, message=run.message, source=event.source,
+                                        line=event.line))
             elif kind == "tool_use" or kind == "server_tool_use":
                 out.append(self._tool_start(run, event, data, block, key, parent, out))
             elif kind.__class__ is str and kind.endswith("_tool_result"):
@@ -361,8 +384,13 @@ class Reader:
         if text:
             run.text.write(text)
             if self.texts:
-                out.append(Text(text=text, message=run.message, source=event.source,
-                                line=event.line))
+                out.append(self._text(run, event, text))
+
+    def _text(self, run, event, text):
+        """A Text piece of the main thread's message in hand, with its time for a
+        transcript."""
+        return Text(text=text, message=run.message, source=event.source, line=event.line,
+                    time_ms=_epoch_ms(event.data.get("timestamp")) if self.transcript else None)
 
     def _tool_start(self, run, event, data, block, message_id, parent, out):
         call_id = _string(block.get("id"))
@@ -400,8 +428,16 @@ class Reader:
     def _user(self, run, event, data, out):
         message = data.get("message")
         content = message.get("content") if message.__class__ is dict else None
-        if content.__class__ is not list:
-            return  # a prompt: a string, or text blocks
+        if content.__class__ is not list or not any(
+                block.__class__ is dict and block.get("type") == "tool_result"
+                for block in content):
+            # A prompt (replayed with --replay-user-messages): a string, or text blocks.
+            if self.transcript and data.get("parent_tool_use_id") is None:
+                text = content if content.__class__ is str else (
+                    _message_text(content) if content.__class__ is list else "")
+                if text:
+                    out.append(Prompt(text=text, source=event.source, line=event.line))
+            return
         results = [block for block in content
                    if block.__class__ is dict and block.get("type") == "tool_result"]
         # The tool's structured output belongs to the line, so to its one result only.
@@ -469,8 +505,7 @@ class Reader:
             digest.add(text)
         run.text.write(text)
         if self.texts:
-            out.append(Text(text=text, message=run.message, source=event.source,
-                            line=event.line))
+            out.append(self._text(run, event, text))
 
     # System lines and checks.
 
@@ -595,6 +630,18 @@ def _failure(data, local_failure, api_error):
     return None
 
 
+def _error_type(data):
+    """The class of a failed run's failure (docs/model.md#failure-classes): the result's
+    subtype when not ``success``, else its API error status, else "_OTHER"."""
+    subtype = data.get("subtype")
+    if _filled(subtype) and subtype != "success":
+        return subtype
+    status = data.get("api_error_status")
+    if status.__class__ is int or _filled(status):
+        return str(status)
+    return "_OTHER"
+
+
 def _api_error_message(data):
     """Whether an assistant line is the message the CLI makes of an API error (a rate
     limit, 529 overloaded, an organisation not allowed): marked as one, or carrying
@@ -657,6 +704,20 @@ def _retry_message(data):
     return said
 
 
+def result_text(end):
+    """What a transcript shows of a call's result: a tool_result's content when a
+    string, the texts of its blocks when a list, else the JSON."""
+    result = end.result
+    if result.__class__ is not dict or "content" not in result:
+        return result_json(result)
+    content = result["content"]
+    if content.__class__ is list:
+        texts = joined_texts(content)
+        if texts is not None:
+            return texts
+    return result_json(content)
+
+
 def _epoch_ms(value):
     """An ISO 8601 timestamp in epoch milliseconds, or None; without a zone, UTC."""
     return epoch_ms(value, zone_required=False)
@@ -680,5 +741,6 @@ FORMAT = Format(
     reports_cost=True,
     running_total="process",
     help=HELP,
+    result_text=result_text,
     order=20,
 )

@@ -20,7 +20,7 @@ from sys import getsizeof
 
 from ndagent.decoder import RawNumber
 from ndagent.formats._codex_help import HELP
-from ndagent.formats.base import Format
+from ndagent.formats.base import Format, joined_texts, result_json, with_exit_code
 from ndagent.model import (
     NATIVE_BYTES,
     READER_CALL_BYTES,
@@ -30,6 +30,7 @@ from ndagent.model import (
     RunEnd,
     RunStart,
     Text,
+    Thinking,
     ToolEnd,
     ToolStart,
 )
@@ -190,6 +191,8 @@ class Reader:
         self.source = source
         self.checks = checks
         self.keep_items = needs is None or "native" in needs
+        # Whether to make Thinking events of the reasoning items (a transcript's).
+        self.transcript = needs is not None and "transcript" in needs
         self.kept = (
             Kept(READER_CALL_BYTES, "the items started and not completed",
                  "the oldest are forgotten (their completion is taken as their start)"),
@@ -375,6 +378,9 @@ class Reader:
                 if text:
                     out.append(Text(text=text, message=event.line if call_id is None
                                     else call_id, source=event.source, line=event.line))
+        elif kind == "reasoning":
+            if self.transcript:
+                out += _thinking(item, call_id, event)
         elif kind == "plan":  # the SDK's answer while no agent_message has given one
             text = item.get("text")
             if text.__class__ is str and run.answer == "":
@@ -384,19 +390,25 @@ class Reader:
                 out.append(_note("error-item",
                                  f'error item: "{_quote(item.get("message"))}"', event))
         elif _is_tool(kind):
-            if started is _MISSING or not _is_tool(started):
-                if self.checks and kind in _STARTED:
-                    out.append(_note("item-start", f'{_quote(kind)} item '
-                                     f'"{_quote(call_id)}" completed with no item.started',
-                                     event))
-                out.append(self._call(ToolStart, kind, item, event))
-            out.append(self._call(ToolEnd, kind, item, event, outcome=_outcome(kind, item),
-                                  result=_pick(item, _RESULTS.get(kind), ("id", "type"))))
-            if (self.checks and kind == "command_execution"
-                    and item.get("status") == "completed" and item.get("exit_code") is None):
-                out.append(_note("exit-code-null", f'command "{_quote(call_id)}" completed '
-                                 "with exit_code null: closed by the CLI at the turn's end?",
+            out += self._tool_completed(kind, item, call_id, started, event)
+        return out
+
+    def _tool_completed(self, kind, item, call_id, started, event):
+        """The model events of a completed tool item: its start too, where none was seen."""
+        out = []
+        if started is _MISSING or not _is_tool(started):
+            if self.checks and kind in _STARTED:
+                out.append(_note("item-start", f'{_quote(kind)} item '
+                                 f'"{_quote(call_id)}" completed with no item.started',
                                  event))
+            out.append(self._call(ToolStart, kind, item, event))
+        out.append(self._call(ToolEnd, kind, item, event, outcome=_outcome(kind, item),
+                              result=_pick(item, _RESULTS.get(kind), ("id", "type"))))
+        if (self.checks and kind == "command_execution"
+                and item.get("status") == "completed" and item.get("exit_code") is None):
+            out.append(_note("exit-code-null", f'command "{_quote(call_id)}" completed '
+                             "with exit_code null: closed by the CLI at the turn's end?",
+                             event))
         return out
 
     def _call(self, event_class, kind, item, event, **fields):
@@ -425,6 +437,49 @@ _HANDLERS = {
     "item.updated": Reader._item_updated,
     "item.completed": Reader._item_completed,
 }
+
+
+def _thinking(item, call_id, event):
+    """The Thinking of a completed reasoning item (none when it has no text)."""
+    text = item.get("text")
+    if text.__class__ is not str or not text:
+        return []
+    return [Thinking(text=text, message=call_id, source=event.source, line=event.line)]
+
+
+def result_text(end):
+    """What a transcript shows of a call's result, by the item's result fields: a
+    command's output (and its exit code when not 0), a change's kind and path per line,
+    an MCP tool's texts (or its error), the to-do items checked or not; else the JSON."""
+    result = end.result if end.result.__class__ is dict else {}
+    if "aggregated_output" in result or "exit_code" in result:
+        output = result.get("aggregated_output")
+        code = result.get("exit_code")
+        return with_exit_code(output if output.__class__ is str else "",
+                              code if code.__class__ is int else 0)
+    if result.get("changes").__class__ is list:
+        return "\n".join(f"{change.get('kind')} {change.get('path')}"
+                         for change in result["changes"] if change.__class__ is dict) or None
+    if "result" in result or "error" in result:
+        return _mcp_text(result)
+    if result.get("items").__class__ is list:
+        return "\n".join(f"[{'x' if item.get('completed') is True else ' '}] "
+                         f"{item.get('text')}" for item in result["items"]
+                         if item.__class__ is dict) or None
+    return result_json(end.result)
+
+
+def _mcp_text(result):
+    """An MCP call's result texts, else its error's message, else the JSON."""
+    content = result.get("result")
+    if content.__class__ is dict and content.get("content").__class__ is list:
+        texts = joined_texts(content["content"])
+        if texts is not None:
+            return texts
+    error = result.get("error")
+    if error.__class__ is dict and error.get("message").__class__ is str:
+        return error["message"]
+    return result_json(result)
 
 
 def _started(run, call_id, completes):
@@ -597,5 +652,6 @@ FORMAT = Format(
     running_total="thread",
     own_native=own_native,
     help=HELP,
+    result_text=result_text,
     order=30,
 )

@@ -19,6 +19,7 @@ from ndagent.model import (
     READER_CALL_BYTES,
     Kept,
     Note,
+    Prompt,
     RunEnd,
     RunStart,
     Text,
@@ -76,7 +77,7 @@ _CODE_OUTCOMES = {"denied": "permissionDenied", "rejected": "rejected"}
 _ALWAYS = tuple((("type", kind),) for kind in (RESULT, *_STARTS, ERROR, MESSAGE, USAGE))
 _TOOLS = ((("type", TOOL_START),), (("type", TOOL_END),), (("type", SUBAGENT),))
 _MARKERS = {"text": ((("type", DELTA),),), "tools": _TOOLS, "tool_ends": _TOOLS, "ends": (),
-            "native": ()}
+            "native": (), "transcript": ((("type", USER),),)}
 
 
 _CODEX_PREFIXES = ("thread.", "turn.", "item.")
@@ -215,6 +216,8 @@ class Reader:
         self.checks = checks
         self.texts = needs is None or "text" in needs
         self.run = None
+        # Whether to make the prompt and the run's stream time (a transcript's).
+        self.transcript = needs is not None and "transcript" in needs
         # Of the run in hand: the open calls' kind, name and target (their ends name no
         # tool), the message that requested each call, and the call of each subagent.
         self.calls = Kept(READER_CALL_BYTES, "the tool calls open at once",
@@ -234,6 +237,8 @@ class Reader:
             WARNING: self._warning,
             TOOLS_UPDATED: self._tools_updated,
         }
+        if self.transcript:
+            self._handlers[USER] = self._prompt
 
     def event(self, event):
         data = event.data
@@ -259,6 +264,14 @@ class Reader:
 
     def awaits_run(self):
         return self.run is None
+
+    def _prompt(self, run, event, data, body, out):
+        """The user's prompt (a transcript's), and the run's first stream time."""
+        text = body.get("content")
+        if text.__class__ is str and text:
+            out.append(Prompt(text=text, source=event.source, line=event.line))
+        if run.start.time_ms is None:
+            run.start.time_ms = epoch_ms(data.get("timestamp"))
 
     def skipped(self, item):
         out = []

@@ -8,9 +8,20 @@ checks.  The rules follow docs/formats.md#cursor-agent-cli.
 """
 
 from ndagent.decoder import RawNumber, Skipped
+from ndagent.formats._cursor_calls import OUTCOMES, call_id, tool_call
 from ndagent.formats._cursor_help import HELP
-from ndagent.formats.base import Format
-from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart, json_size
+from ndagent.formats.base import Format, result_json, with_exit_code
+from ndagent.model import (
+    Note,
+    Prompt,
+    RunEnd,
+    RunStart,
+    Text,
+    Thinking,
+    ToolEnd,
+    ToolStart,
+    json_size,
+)
 from ndagent.terminal import quote
 
 NAME = "cursor"
@@ -34,139 +45,6 @@ JSON_KEY_ORDER = (
     "type", "subtype", "is_error", "duration_ms", "duration_api_ms",
     "result", "session_id", "request_id",
 )
-
-# The keys under a tool's `result` that say how the call ended.
-OUTCOMES = ("success", "failure", "permissionDenied", "rejected", "error")
-
-_SUFFIX = "ToolCall"
-
-# Where each kind names what it acts on: the keys to look for, in order.  mcp and
-# function tools are named by their tool name instead (``ToolCall.name``).
-_TARGET_KEYS = {
-    "read": ("path",),
-    "write": ("path",),
-    "edit": ("path",),
-    "delete": ("path",),
-    "ls": ("path",),
-    "shell": ("command",),
-    "grep": ("pattern",),
-    "glob": ("globPattern",),
-    "semSearch": ("query",),
-    "webSearch": ("query", "searchTerm"),
-    "webFetch": ("url",),
-}
-
-
-class ToolCall:
-    """The tool inside a ``tool_call`` event: its kind, its object, and how it ended."""
-
-    __slots__ = ("kind", "body")
-
-    def __init__(self, kind, body):
-        self.kind = kind
-        self.body = body
-
-    @property
-    def args(self):
-        """The call's arguments, or None when the event has none (denied, rejected): the
-        ``args`` object, or for a function tool its ``arguments`` (often a string)."""
-        value = self.body.get(self._args_key)
-        return value if type(value) is dict or self.kind == "function" else None
-
-    @property
-    def _args_key(self):
-        return "arguments" if self.kind == "function" else "args"
-
-    @property
-    def outcome(self):
-        """``success``, ``failure``, ``permissionDenied``, ``rejected``, ``error``;
-        ``unknown`` for a result of another shape; None when there is no result yet."""
-        result = self.body.get("result")
-        if result is None:
-            return None
-        if type(result) is dict:
-            for name in OUTCOMES:
-                if name in result:
-                    return name
-        return "unknown"
-
-    @property
-    def result(self):
-        """The object under the outcome key, or None."""
-        outcome = self.outcome
-        if outcome in OUTCOMES:
-            return self.body["result"][outcome]
-        return None
-
-    @property
-    def name(self):
-        """The tool's own name for MCP and function tools, else None."""
-        if self.kind == "function":
-            value = self.body.get("name")
-        elif self.kind == "mcp":
-            args = self.args or {}
-            value = args.get("name") or args.get("toolName")
-        else:
-            return None
-        return value if type(value) is str else None
-
-    @property
-    def args_target(self):
-        """The target as the args alone name it (None for a function tool, named beside
-        them): what a completed call without args takes from its started one."""
-        if self.kind == "mcp":
-            return self.name
-        return _target_in(self.kind, self.args)
-
-    @property
-    def target(self):
-        """What the call acts on, for people (`text -v`, the `tools` TSV): the path,
-        command, pattern, query or url, the tool name of an mcp or function tool; None
-        when the event does not say.  A call denied before it had args may still name
-        its target in the outcome (``permissionDenied.command``), so that is looked at
-        second."""
-        if self.kind in ("mcp", "function"):
-            return self.name
-        found = _target_in(self.kind, self.args)
-        return found if found is not None else _target_in(self.kind, self.result)
-
-
-def _target_in(kind, place):
-    """The first string under one of ``kind``'s target keys in ``place``, or None."""
-    if type(place) is dict:
-        for key in _TARGET_KEYS.get(kind, ()):
-            value = place.get(key)
-            if type(value) is str:
-                return value
-    return None
-
-
-def tool_call(data):
-    """The ToolCall of a ``tool_call`` event's data, or None when it names no single tool.
-
-    The kind is the one key ending in ``ToolCall`` (``readToolCall`` is ``read``): since
-    2026.07 the object has sibling keys too, so the first key is not it.  A tool object
-    under ``function`` is kind ``function``."""
-    calls = data.get("tool_call")
-    if type(calls) is not dict:
-        return None
-    found = None
-    for key, body in calls.items():
-        if key.endswith(_SUFFIX) and len(key) > len(_SUFFIX) and type(body) is dict:
-            if found is not None:
-                return None
-            found = ToolCall(key[:-len(_SUFFIX)], body)
-    if found is None and type(calls.get("function")) is dict:
-        found = ToolCall("function", calls["function"])
-    return found
-
-
-def call_id(data):
-    """The ``call_id`` that links a ``tool_call`` event's started and completed, or None
-    when it is not a string (it may hold a newline: ``"call_...\\nfc_..."``)."""
-    value = data.get("call_id")
-    return value if type(value) is str else None
-
 
 def assistant_text(data):
     """The text of an ``assistant`` (or ``user``) event: its content's texts, joined."""
@@ -490,6 +368,7 @@ _NEEDS = {
     "tool_ends": ("tool_call/completed",),
     "ends": (),
     "native": (),
+    "transcript": ("user", "thinking", "assistant", "tool_call"),
 }
 _BOUNDARIES = ("system", "result")
 
@@ -562,6 +441,54 @@ class Reader:
         self.run = None
         # The line of the result that ended the input's last run, if it had one.
         self.follows_result = None
+        # For a transcript: the thinking deltas of the stretch in hand (texts, their
+        # length, the first's event), and the prompt and stream times besides.
+        self.thinking = None
+        if needs is not None and "transcript" in needs:
+            self.event = self._transcribed
+
+    def _transcribed(self, event):
+        """The model events of one event, with what a transcript needs besides: the
+        prompt (``user``), the thinking (deltas joined per stretch: it ends at its
+        ``completed``, at any other event, or past ``THINKING_PIECE`` characters) and
+        the stream times."""
+        kind, data = event.type, event.data
+        out = self._thought() if self.thinking is not None and kind != "thinking" else []
+        out += Reader.event(self, event)
+        run = self.run
+        time_ms = data.get("timestamp_ms")
+        time_ms = time_ms if time_ms.__class__ is int else None
+        if run is None or run.ended:
+            return out
+        if run.start.time_ms is None:
+            run.start.time_ms = time_ms
+        if kind == "thinking":
+            text = data.get("text")
+            if text.__class__ is str and text:
+                if self.thinking is None:
+                    self.thinking = ([], 0, event)
+                texts, length, first = self.thinking
+                texts.append(text)
+                self.thinking = (texts, length + len(text), first)
+            if data.get("subtype") == "completed" or (
+                    self.thinking is not None and self.thinking[1] > THINKING_PIECE):
+                out += self._thought()
+        elif kind == "user":
+            text = assistant_text(data)
+            if text:
+                out.append(Prompt(text=text, source=event.source, line=event.line))
+        for found in out:
+            if found.__class__ is Text:
+                found.time_ms = time_ms
+        return out
+
+    def _thought(self):
+        """The Thinking of the stretch in hand, if any."""
+        stretch, self.thinking = self.thinking, None
+        if stretch is None:
+            return []
+        texts, _, first = stretch
+        return [Thinking(text="".join(texts), source=first.source, line=first.line)]
 
     def event(self, event):
         run = self.run
@@ -616,9 +543,10 @@ class Reader:
     def finish(self):
         run = self.run
         self.run = None
+        thought = self._thought()
         if run is None or run.ended:
-            return []
-        return [self._cut_off(run)]
+            return thought
+        return [*thought, self._cut_off(run)]
 
     def _begin(self, item, out):
         """A run begins at ``item``: the open one is cut off."""
@@ -747,6 +675,9 @@ class Reader:
 
 
 _NONE = ()
+# The most characters of thinking one Thinking event holds: a longer stretch is handed
+# on in pieces of about this size, so that what is kept of it stays bounded.
+THINKING_PIECE = 1 << 20
 
 
 def _note(check, message, event):
@@ -755,6 +686,22 @@ def _note(check, message, event):
 
 def _string(value):
     return value if value.__class__ is str else None
+
+
+def result_text(end):
+    """What a transcript shows of a call's result: a shell call's standard output, its
+    standard error after a line ``stderr:``, its exit code when not 0; a read's
+    content; else the JSON."""
+    result = end.result
+    if result.__class__ is dict and end.kind == "shell":
+        out, err, code = result.get("stdout"), result.get("stderr"), result.get("exitCode")
+        text = out if out.__class__ is str else ""
+        if err.__class__ is str and err:
+            text += ("" if not text or text.endswith("\n") else "\n") + "stderr:\n" + err
+        return with_exit_code(text, code if code.__class__ is int else 0)
+    if result.__class__ is dict and end.kind == "read" and result.get("content").__class__ is str:
+        return result["content"] or None
+    return result_json(result)
 
 
 def _usage(usage):
@@ -786,5 +733,6 @@ FORMAT = Format(
     split_needle=SPLIT_NEEDLE,
     fallback_types=TYPES,
     help=HELP,
+    result_text=result_text,
     order=10,
 )

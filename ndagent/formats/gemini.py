@@ -12,13 +12,14 @@ only clock.
 from sys import getsizeof
 
 from ndagent.formats._gemini_help import HELP
-from ndagent.formats.base import Format, first_string
+from ndagent.formats.base import Format, first_string, result_json
 from ndagent.model import (
     NATIVE_BYTES,
     READER_CALL_BYTES,
     Kept,
     KeptInOrder,
     Note,
+    Prompt,
     RunEnd,
     RunStart,
     Text,
@@ -79,6 +80,7 @@ _MARKERS = {
     "ends": _ASSISTANT + _TOOL_EVENTS + ((("type", "error"),),),
 }
 _MARKERS["native"] = _MARKERS["ends"]  # the native object holds the answer
+_MARKERS["transcript"] = _MARKERS["ends"]  # and the user's prompt: every line
 
 
 # The types of the objects ``decides`` may find decisive.
@@ -229,6 +231,8 @@ class Reader:
         self.checks = checks
         # Whether to make Text events: the run's pieces are kept for its answer either way.
         self.texts = needs is None or "text" in needs
+        # Whether to make the prompt and the texts' times (a transcript's).
+        self.transcript = needs is not None and "transcript" in needs
         # What the run in hand keeps, in bounded memory (emptied when a run begins): of
         # each open call, its kind, name and target, which its tool_result does not
         # tell, but not its arguments (only where tool calls are needed); the error
@@ -261,6 +265,8 @@ class Reader:
         elif run is None:
             run = self._begin(event, None, out)
         run.last_line = event.line
+        if self.transcript and run.start.time_ms is None:
+            run.start.time_ms = epoch_ms(data.get("timestamp"))
         if self.checks and epoch_ms(data.get("timestamp")) is None:
             self._timestamp_note(event, data.get("timestamp"), out)
         if kind == "result":
@@ -306,7 +312,7 @@ class Reader:
                              session_id=session_id if session_id.__class__ is str else None,
                              model=model if model.__class__ is str else None,
                              announced=True, source=item.source, line=item.line)
-            init_ms = epoch_ms(init.get("timestamp"))
+            init_ms = start.time_ms = epoch_ms(init.get("timestamp"))
         for kept in (self.calls, self.errors):
             if kept is not None:
                 kept.close()
@@ -350,7 +356,9 @@ class Reader:
                           failure=None if ok else _failure(data, run), answer=answer,
                           native=native, usage=usage_of(stats), cost_usd=None,
                           duration_ms=self._duration(run, data, stats),
-                          model=run.start.model, source=event.source, line=event.line))
+                          model=run.start.model, time_ms=epoch_ms(data.get("timestamp")),
+                          error_type=None if ok else _error_type(error),
+                          source=event.source, line=event.line))
 
     def _cut_off(self, run):
         return RunEnd(start=run.start, cutoff=True, ok=False, answer="".join(run.pieces),
@@ -382,9 +390,13 @@ class Reader:
                 run.pieces.append(text)
                 if self.texts:
                     out.append(Text(text=text, message=self.message, source=event.source,
-                                    line=event.line))
+                                    line=event.line, time_ms=epoch_ms(data.get("timestamp"))
+                                    if self.transcript else None))
         elif role == "user":
             run.users += 1
+            text = data.get("content")
+            if self.transcript and text.__class__ is str and text:
+                out.append(Prompt(text=text, source=event.source, line=event.line))
             if self.checks and run.users == 2:
                 out.append(self._note(event, "user-message",
                                       "a second user message in the run"))
@@ -471,6 +483,20 @@ class Reader:
         return Note(check=check, message=message, source=item.source, line=item.line)
 
 
+def result_text(end):
+    """What a transcript shows of a call's result: its output, or its error's message."""
+    result = end.result
+    if result.__class__ is dict and result.get("message").__class__ is str:
+        return result["message"] or None
+    return result_json(result)
+
+
+def _error_type(error):
+    """The class of a failed run's failure: the result's ``error.type``, or None."""
+    kind = error.get("type") if error.__class__ is dict else None
+    return kind if kind.__class__ is str and kind else None
+
+
 def _failure(data, run):
     """Why a run failed: the result's ``error.message``, else the message of the run's
     last severity-error event, else what the result says."""
@@ -502,5 +528,6 @@ FORMAT = Format(
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     help=HELP,
+    result_text=result_text,
     order=40,
 )

@@ -73,7 +73,8 @@ _AUTO_REJECTED = ("The user rejected permission to use this specific tool call",
 _BOUNDARIES = tuple((("type", kind),) for kind in (STEP_START, STEP_FINISH, ERROR, DONE))
 _TOOLS = ((("type", TOOL_USE),),)
 _TEXT = ((("type", TEXT),),)
-_MARKERS = {"text": _TEXT, "tools": _TOOLS, "tool_ends": _TOOLS, "ends": _TEXT, "native": _TEXT}
+_MARKERS = {"text": _TEXT, "tools": _TOOLS, "tool_ends": _TOOLS, "ends": _TEXT, "native": _TEXT,
+            "transcript": _TEXT}
 
 
 def may_decide(kind):

@@ -33,6 +33,8 @@ INVOCATIONS = {
     "stats-markdown-run": ("stats", "--format", "markdown", "--by", "run"),
     "otel": ("otel", "--time-origin", "2026-06-01T10:00:00Z"),
     "atif": ("atif",),
+    "markdown": ("markdown",),
+    "html": ("html",),
 }
 
 # The files each invocation leaves, by suffix.

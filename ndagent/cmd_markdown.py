@@ -1,0 +1,276 @@
+"""ndagent markdown: each run as a Markdown transcript a person reads, reviews and
+attaches (a pull request, a bug report, a CI job's summary)."""
+
+import html
+import re
+
+from ndagent import __version__, cli
+from ndagent.transcript import (
+    CALL,
+    CUT_OFF,
+    NO_ANSWER,
+    NO_OUTPUT,
+    NO_PROMPT,
+    PROMPT,
+    PROSE,
+    Bounded,
+    TranscriptCommand,
+    ending_text,
+    field,
+    header_fields,
+    outcome_word,
+)
+
+SUMMARY = "write each run as a Markdown transcript"
+
+DESCRIPTION = """\
+Write the runs as one Markdown document (CommonMark, GitHub's tables, and <details>
+for what folds): for each run a heading, a table of its agent, model, session,
+source, start, outcome, duration, tokens, cost and tool calls, the user's prompt when
+the stream holds it, then in stream order each assistant message, each thinking
+(folded) and each tool call (folded, open when it did not succeed) with its
+arguments and its result, and last the answer, or why the run failed, or where it was
+cut off. Several runs follow one another, numbered across the FILEs, and a list of
+them ends the document.
+
+A run is written when it ends, its header first; from a pipe (the agent still
+running) each piece is written as it completes, the header's figures after the run,
+so that a run cut off still leaves its transcript.
+
+Arguments, results and thinking are bounded (--max-chars): the first three quarters
+and the last quarter are shown, the characters left out said between them. Past
+--max-bytes the rest of the document is lean: each call its summary line, no
+thinking, texts cut.
+
+Text from the stream cannot act on the document: results, arguments and failure
+texts stand in fenced blocks longer than any run of backticks they hold; ids, paths
+and names in code spans; the prose of messages keeps its Markdown, but no HTML of it
+is left raw; control and bidirectional characters are spelt out (\\x1b, \\u202e).
+Transcripts hold what the tools printed, secrets included: read one before you
+publish it."""
+
+EXAMPLES = """\
+  <AGENT> 'fix the tests' | ndagent markdown > run.md
+  ndagent markdown run.ndjson > run.md
+  ndagent markdown --no-thinking --max-chars 2000 logs/*.ndjson > runs.md
+  # the transcript on a CI job's summary page
+  ndagent markdown run.ndjson >> "${GITHUB_STEP_SUMMARY:-summary.md}"
+  # in a Makefile: the transcript beside the run
+  run.md: run.ndjson
+  \tndagent markdown $< > $@ || true"""
+
+
+class MarkdownCommand(TranscriptCommand):
+    VERB, SUMMARY, DESCRIPTION, EXAMPLES = "markdown", SUMMARY, DESCRIPTION, EXAMPLES
+
+    @classmethod
+    def add_options(cls, parser):
+        super().add_options(parser)
+        parser.add_argument(
+            "--prose", choices=("markdown", "literal"), default="markdown",
+            help="how the messages are written: as the Markdown they are (no raw HTML "
+                 "left), or literal, each in a fenced block (default: markdown)",
+        ).brief = "markdown (the default) or literal"
+
+    def head(self, title, sources):
+        named = ", ".join(code(source) for source in sources)
+        return f"# {text_cell(title)}\n\nWritten by ndagent {__version__} from {named}.\n\n"
+
+    def run_top(self, number, module, start, end, pieces=None):
+        outcome = "" if end is None else f" · {outcome_word(end)}"
+        top = f'<a id="run-{number}"></a>\n## Run {number} · {module.name}{outcome}\n\n'
+        if end is None:
+            return top
+        return top + self.run_fields(module, start, end, pieces)
+
+    def run_fields(self, module, start, end, pieces):
+        rows = ["| Field | Value |", "|---|---|"]
+        for name, value, is_code in header_fields(start, end, pieces, module.title):
+            cell = code(value) if is_code else text_cell(value)
+            rows.append(f"| {name} | {cell.replace('|', chr(92) + '|')} |")
+        return "\n".join(rows) + "\n\n"
+
+    def prompts(self, texts):
+        if not texts:
+            return f"### Prompt\n\n*{NO_PROMPT}*\n\n### Transcript\n\n"
+        return ("### Prompt\n\n" + "".join(self.prose(text) for text in texts)
+                + "### Transcript\n\n")
+
+    def piece(self, kind, value, lean=False):
+        if kind is PROSE:
+            return self.prose(value)
+        if kind is PROMPT:
+            return "*Prompt:*\n\n" + self.prose(value)
+        if kind is CALL:
+            return call_block(value, lean)
+        return ("<details>\n<summary>Thinking</summary>\n\n" + fence(value, "text")
+                + "\n</details>\n\n")
+
+    def prose(self, bounded):
+        if self.args.prose == "literal":
+            return fence(bounded, "text") + "\n"
+        return prose(bounded.parts()) + "\n"
+
+    def ending(self, end, answer, lean):
+        if end.cutoff:
+            return f"### Cut off\n\n*{CUT_OFF.format(end.line)}*\n\n"
+        if not end.ok:
+            return "### Failed\n\n" + fence(ending_text(end), "text") + "\n"
+        if answer is None:
+            return f"### Answer\n\n*{NO_ANSWER}*\n\n"
+        return "### Answer\n\n" + self.prose(answer)
+
+    def note_text(self, text):
+        return f"*{text}*\n\n"
+
+    def tail(self, runs, empty):
+        lines = []
+        if len(runs) > 1:
+            lines.append("## Runs\n")
+            for number, agent, outcome, source, line in runs:
+                lines.append(f"{number}. [Run {number} · {agent} · {outcome} · "
+                             f"{code(f'{source}:{line}')}](#run-{number})")
+            lines.append("")
+        for source in empty:
+            lines.append(f"{code(source)}: no run\n")
+        return "\n".join(lines) + ("\n" if lines and lines[-1] else "")
+
+
+def call_block(call, lean=False):
+    """A tool call as a <details> block: its summary line, then (unless ``lean``) its
+    arguments, its result and its subagent calls."""
+    kind, target, outcome, name, duration = call.summary()
+    said = [html.escape(field(kind))]
+    if target is not None:
+        said.append(f"<code>{html.escape(field(target))}</code>")
+    said.append(outcome)
+    if name is not None:
+        said.append(html.escape(field(name)))
+    if duration is not None:
+        said.append(duration)
+    opened = "" if outcome == "success" else " open"
+    block = [f"<details{opened}>\n<summary>{' · '.join(said)}</summary>\n\n"]
+    if not lean:
+        if call.args is not None:
+            block.append(f"{call.label}:\n\n{fence(call.args, call.info)}\n")
+        if call.ended:
+            block.append("Result:\n\n" + (fence(call.result, "text") if call.result
+                                         else f"*{NO_OUTPUT}*\n") + "\n")
+        if call.children:
+            block.append("Subagent calls:\n\n")
+            block.extend(call_block(child) for child in call.children)
+    block.append("</details>\n\n")
+    return "".join(block)
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def fence(bounded, info):
+    """A fenced block of ``bounded`` (a Bounded): backticks longer than any run of
+    them inside, at least 3; the marker of a cut on a line of its own."""
+    content = bounded.parts() if isinstance(bounded, Bounded) else bounded
+    longest = max((len(run) for run in _BACKTICKS.findall(content)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{info}\n{content}\n{ticks}\n"
+
+
+def code(value):
+    """A code span of a one-line value: backticks one longer than its longest run,
+    a space inside both ends when it begins or ends with one."""
+    if not value:
+        return "*empty*"
+    longest = max((len(run) for run in _BACKTICKS.findall(value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value[0] == "`" or value[-1] == "`" else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+# The ASCII punctuation that may start Markdown or HTML in a line of text.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>()#+!|~&])")
+
+
+def text_cell(value):
+    """A one-line text that is not code (the title, the agent's version): every
+    character that Markdown could read as markup escaped."""
+    return _SPECIAL.sub(r"\\\1", value)
+
+
+_OPENING = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def prose(text):
+    """Text an agent wrote, as Markdown, with no raw HTML left: a fenced block (opened
+    by a line of at most 3 spaces of indentation) is copied as it is and closed if left open; in any
+    other line, a backtick run that no run of the same length closes on that line is
+    escaped, and a ``<`` that could open a tag is ``&lt;``."""
+    out = []
+    fence_open = None
+    for line in text.split("\n"):
+        if fence_open is not None:
+            out.append(line)
+            if _closes(line, fence_open):
+                fence_open = None
+            continue
+        opening = _OPENING.match(line)
+        if opening and not (opening[1][0] == "`" and "`" in line[opening.end():]):
+            fence_open = opening[1]
+            out.append(line)
+            continue
+        out.append(_inline(line))
+    if fence_open is not None:
+        out.append(fence_open)
+    return "\n".join(out) + "\n"
+
+
+def _closes(line, opened):
+    """Whether ``line`` closes the fence ``opened``: at most 3 spaces, then as many of
+    its character or more, then only spaces and tabs."""
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return False
+    run = len(stripped) - len(stripped.lstrip(opened[0]))
+    return run >= len(opened) and stripped[run:].strip(" \t") == ""
+
+
+def _inline(line):
+    """One line outside a fence, as _prose says."""
+    out = []
+    index, size = 0, len(line)
+    while index < size:
+        char = line[index]
+        if char == "\\" and index + 1 < size and line[index + 1] in "`<\\":
+            out.append(line[index:index + 2])
+            index += 2
+        elif char == "`":
+            end = index
+            while end < size and line[end] == "`":
+                end += 1
+            closer = _closer(line, end, end - index)
+            if closer is None:
+                out.append("\\`" * (end - index))
+                index = end
+            else:
+                out.append(line[index:closer])
+                index = closer
+        elif char == "<" and index + 1 < size and (line[index + 1].isascii()
+                                                   and line[index + 1].isalpha()
+                                                   or line[index + 1] in "/!?"):
+            out.append("&lt;")
+            index += 1
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _closer(line, start, length):
+    """The index after the first run of exactly ``length`` backticks in ``line`` from
+    ``start``, or None."""
+    for found in _BACKTICKS.finditer(line, start):
+        if len(found[0]) == length:
+            return found.end()
+    return None
+
+
+build_parser, main = cli.entry(MarkdownCommand)

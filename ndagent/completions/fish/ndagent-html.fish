@@ -1,0 +1,11 @@
+# fish completion for ndagent-html (made by man/completions.py)
+complete -c ndagent-html -s h -l help -d '-h'
+complete -c ndagent-html -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream each FILE is'
+complete -c ndagent-html -l max-line -x -d 'the longest line read, in bytes'
+complete -c ndagent-html -l strict -d 'make every warning an error'
+complete -c ndagent-html -s q -l quiet -d 'print no warnings, only errors'
+complete -c ndagent-html -l version -d 'print the version and exit'
+complete -c ndagent-html -l title -x -d 'the document\'s title'
+complete -c ndagent-html -l max-chars -x -d 'show at most N characters of each call\'s arguments and re...'
+complete -c ndagent-html -l max-bytes -x -d 'past SIZE bytes written'
+complete -c ndagent-html -l no-thinking -d 'leave the model\'s thinking out'

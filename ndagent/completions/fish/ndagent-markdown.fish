@@ -1,0 +1,12 @@
+# fish completion for ndagent-markdown (made by man/completions.py)
+complete -c ndagent-markdown -s h -l help -d '-h'
+complete -c ndagent-markdown -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream each FILE is'
+complete -c ndagent-markdown -l max-line -x -d 'the longest line read, in bytes'
+complete -c ndagent-markdown -l strict -d 'make every warning an error'
+complete -c ndagent-markdown -s q -l quiet -d 'print no warnings, only errors'
+complete -c ndagent-markdown -l version -d 'print the version and exit'
+complete -c ndagent-markdown -l title -x -d 'the document\'s title'
+complete -c ndagent-markdown -l max-chars -x -d 'show at most N characters of each call\'s arguments and re...'
+complete -c ndagent-markdown -l max-bytes -x -d 'past SIZE bytes written'
+complete -c ndagent-markdown -l no-thinking -d 'leave the model\'s thinking out'
+complete -c ndagent-markdown -l prose -x -a 'markdown literal' -d 'how the messages are written'

@@ -1,0 +1,169 @@
+"""The transcripts (ndagent markdown, ndagent html): no string of the stream escapes the
+place it is written in, whatever it holds; the bounds hold."""
+
+import json
+import os
+
+import pytest
+from conftest import InProcess
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ndagent.cmd_markdown import fence, prose
+from ndagent.terminal import escape_controls
+from ndagent.transcript import Bounded
+
+markdown_it = pytest.importorskip("markdown_it")
+html5lib = pytest.importorskip("html5lib")
+
+HOSTILE = ("<img src=http://127.0.0.1:9/img.png><script>fetch('http://127.0.0.1:9/js')"
+           "</script></details>]]>\x1b[31m\u202e`````~~~\n```\n~~~\n</details>\n")
+# Strings made of what Markdown and HTML read as markup, and what a terminal obeys.
+STRINGS = st.lists(st.sampled_from(
+    list("`~<>\\|&\"'/!?*_[]()#-= \n\tab") + ["\r\n", "\x1b", "\u202e", "\x00", "</details>",
+                                              "<script>", "javascript:", "\n```", "\n~~~"]),
+    min_size=1, max_size=30).map("".join)
+
+
+def claude_stream(prompt, text, thinking, name, command, result, answer, failure):
+    """A Claude stream of two runs holding the strings in every field (``name`` as the
+    model, the session, the version and a tool's name and argument): one ok, one
+    failed."""
+    def line(**data):
+        return json.dumps(data)
+
+    lines = []
+    for run, ok in ((1, True), (2, False)):
+        lines += [
+            line(type="system", subtype="init", session_id=f"s{run}{name}", model=name,
+                 tools=[], claude_code_version=name),
+            line(type="user", message={"role": "user", "content": prompt}),
+            line(type="assistant", message={"id": f"m{run}", "content": [
+                {"type": "thinking", "thinking": thinking},
+                {"type": "text", "text": text},
+                {"type": "tool_use", "id": f"t{run}", "name": "Bash",
+                 "input": {"command": command}},
+                {"type": "tool_use", "id": f"u{run}", "name": name, "input": {name: name}}]}),
+            line(type="user", message={"content": [
+                {"type": "tool_result", "tool_use_id": f"t{run}", "content": result}]}),
+            line(type="assistant", message={"id": f"n{run}", "content": [
+                {"type": "text", "text": answer}]}),
+            line(type="result", subtype="success" if ok else "error_during_execution",
+                 is_error=not ok, duration_ms=10, num_turns=1, session_id=f"s{run}",
+                 result=answer if ok else failure),
+        ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def render(verb, stream, tmp_path, *options):
+    path = tmp_path / "input.ndjson"
+    path.write_bytes(stream)
+    status, out, err = InProcess()(verb, b"", *options, str(path))
+    return status, out.decode("utf-8"), err
+
+
+def tokens(document):
+    parser = markdown_it.MarkdownIt("commonmark").enable("table")
+    found = []
+    pending = parser.parse(document)
+    while pending:
+        token = pending.pop(0)
+        found.append(token)
+        pending[:0] = token.children or []
+    return found
+
+
+def shown(text):
+    """A multi-line stream text as a transcript shows it."""
+    return escape_controls(text.replace("\r\n", "\n"), keep_lines=True)
+
+
+def check_markdown(document, result, command):
+    found = tokens(document)
+    for token in found:
+        if token.type == "html_inline":
+            assert token.content in ("</a>",) or token.content.startswith('<a id="run-'), token
+        elif token.type == "html_block":
+            lines = token.content.splitlines()
+            assert lines[0] in ("<details>", "<details open>", "</details>"), token.content
+            assert all(line.startswith("<summary>") and line.endswith("</summary>")
+                       and line.count("<") == line.count("<code>") * 2 + 2
+                       for line in lines[1:]), token.content
+    fences = [token.content for token in found if token.type == "fence"]
+    assert shown(result) + "\n" in fences
+    assert shown(command) + "\n" in fences
+
+
+# Each example renders two documents of two runs: a few here, more under 'make fuzz'.
+@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")) // 100, 12),
+          deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(STRINGS, STRINGS, STRINGS, STRINGS, STRINGS, STRINGS, STRINGS, STRINGS)
+def test_no_stream_string_escapes_its_place(tmp_path, prompt, text, thinking, name, command,
+                                            result, answer, failure):
+    stream = claude_stream(prompt, text, thinking, name, command, result, answer, failure)
+    status, document, _ = render("markdown", stream, tmp_path)
+    assert status == 1  # the second run failed
+    check_markdown(document, result, command)
+    status, page, _ = render("html", stream, tmp_path)
+    assert status == 1
+    check_html(page)
+    for value in (prompt, text, thinking, result, answer, failure):
+        assert html_text(page).count(shown(value).strip()) >= 1
+
+
+# The elements and attributes ndagent writes, and nothing else.
+ELEMENTS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "code",
+            "section", "dl", "dt", "dd", "span", "div", "details", "summary", "pre", "nav",
+            "ol", "li", "a"}
+ATTRIBUTES = {"lang", "charset", "http-equiv", "content", "name", "class", "id", "open", "href"}
+
+
+def check_html(page):
+    tree = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(page)
+    for element in tree.iter():
+        assert element.tag in ELEMENTS, element.tag
+        assert set(element.attrib) <= ATTRIBUTES, element.attrib
+        assert element.get("href", "#run-").startswith("#run-")
+    head = tree.find("head")
+    assert head[1].get("http-equiv") == "Content-Security-Policy"
+
+
+def html_text(page):
+    tree = html5lib.HTMLParser(namespaceHTMLElements=False).parse(page)
+    return "".join(tree.find("body").itertext())
+
+
+def test_the_hostile_fixture_is_visible_text_in_both(tmp_path):
+    stream = claude_stream(*[HOSTILE] * 8)
+    _, document, _ = render("markdown", stream, tmp_path)
+    check_markdown(document, HOSTILE, HOSTILE)
+    _, page, _ = render("html", stream, tmp_path)
+    check_html(page)
+    assert shown(HOSTILE) in html_text(page)
+
+
+def test_a_fence_is_longer_than_any_backtick_run_it_holds():
+    assert fence(Bounded("a ``````` b"), "text").startswith("````````text\n")
+    assert fence(Bounded("plain"), "text").startswith("```text\n")
+
+
+def test_a_long_result_keeps_its_head_and_tail_and_says_the_cut():
+    cut = Bounded("h" * 25_000 + "t" * 25_000, 10_000)
+    assert (len(cut.head), len(cut.tail), cut.omitted) == (7_500, 2_500, 40_000)
+    assert "\n[… 40,000 characters omitted …]\n" in fence(cut, "text")
+
+
+def test_prose_leaves_no_raw_html_and_closes_its_fences():
+    rendered = prose("<b>x</b> `a<b>` ``` open\n~~~\n<script>")
+    kinds = [token.type for token in tokens(rendered)]
+    assert "html_inline" not in kinds and "html_block" not in kinds
+    assert rendered.endswith("~~~\n")
+
+
+def test_max_bytes_keeps_every_header_and_ending_and_says_so_once(tmp_path):
+    stream = claude_stream("p", "t" * 3000, "th", "Bash", "c", "r" * 5000, "a", "f")
+    _, document, _ = render("markdown", stream * 3, tmp_path, "--max-bytes", "4096")
+    assert document.count("Output limit of 4,096 bytes reached") == 1
+    assert document.count("## Run ") == 6
+    assert document.count("### Answer") == 3 and document.count("### Failed") == 3
