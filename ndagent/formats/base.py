@@ -60,20 +60,25 @@ class Format:
     run's own, ``before`` being the ``native`` of the totals before; None: the object
     is the agent's own, left as it is),
     ``fallback_types`` (the event types of an input with no decisive object that is
-    then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
+    then read as this agent's; one format at most), ``leans(data)`` (whether an object
+    decisive for no agent is of the envelope this agent shares with others, which
+    none of its objects tells apart: an input with no decisive object and such an
+    object is read as this agent's, before ``fallback_types`` are tried; its Reader
+    says so to validate), ``help`` ({verb: prose}: what that
     verb's --help and man page say of this agent, a paragraph headed by its title; a
     verb names no agent) and ``order`` (where it stands in listings)."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
-                 "refuses", "running_total", "own_native", "fallback_types", "help", "order")
+                 "refuses", "running_total", "own_native", "fallback_types", "leans", "help",
+                 "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
-                 running_total=None, own_native=None, fallback_types=None, help=None,
-                 order=100):
+                 running_total=None, own_native=None, fallback_types=None, leans=None,
+                 help=None, order=100):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -93,6 +98,7 @@ class Format:
         self.refuses = refuses
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
+        self.leans = leans
         self.help = dict(help or {})
         self.order = order
 
