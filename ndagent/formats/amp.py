@@ -32,6 +32,7 @@ CHECKS = {
                           "main-thread assistant message"),
     "gross-input": ("warning", "input_tokens is the sum of the cache figures: an older Amp "
                                "counted cached tokens in it, so the input is overcounted"),
+    "call-unstarted": ("error", "a tool_result whose tool_use_id no earlier tool_use has"),
 }
 
 # Amp's tools by common kind (ndagent.model.KINDS); any other keeps its

@@ -37,7 +37,8 @@ class Format:
     ``reader(source, checks, needs)``, with ``event(item)``, ``skipped(item)`` and
     ``finish()``, each a list of model events, and ``awaits_run()``, whether lines
     passed over would begin a run now),
-    ``checks`` ({check: (severity, meaning)} of its schema checks) and ``run_end``
+    ``checks`` ({check: (severity, meaning)} of its schema checks; one named as a
+    generic check of validate gives that check this agent's severity) and ``run_end``
     (the event that ends a run, for the message of a run cut off: "a result event").
 
     Optional: ``live_answer`` (the answer is all the run's Text, known as it arrives,

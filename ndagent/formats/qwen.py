@@ -32,6 +32,7 @@ CHECKS = {
                           "follows them"),
     "subagent-result": ("warning", "a subagent failed: its result, in the middle of the "
                                    "run, ends nothing"),
+    "call-unstarted": ("error", "a tool_result whose tool_use_id no earlier tool_use has"),
 }
 
 # Qwen Code's tools by common kind (ndagent.model.KINDS), legacy names
