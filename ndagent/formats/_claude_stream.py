@@ -179,6 +179,11 @@ RUN_STARTS = [(("type", "system"), ("subtype", "init"))]
 SPLIT_NEEDLE = b'"init"'
 
 
+# What the three agents' Format objects say alike of the envelope.
+ENVELOPE = {"markers": markers, "run_starts": RUN_STARTS, "run_end": "a result event",
+            "noise_lines": NODE_WARNINGS, "split_needle": SPLIT_NEEDLE}
+
+
 def result_then_init(before, after):
     """Whether a result ends the run in hand (the Reader holds no run after it) and
     system/init begins the next."""
