@@ -11,16 +11,14 @@ import orjson
 from ndagent import __version__
 from ndagent.decoder import RawNumber
 from ndagent.figures import figure
-from ndagent.formats._interchange import interchange_name
+from ndagent.formats import get
 from ndagent.markup import json_field, json_prose
-from ndagent.model import RunStart
 from ndagent.otlp import CUTOFF_TEXT
 
 SCHEMA_VERSION = "ATIF-v1.7"
 # agent.version when the stream does not tell it (as Harbor's converters write).
 UNKNOWN = "unknown"
 
-_HAS_VERSION = "version" in RunStart.__slots__
 
 
 class _Step:
@@ -233,11 +231,11 @@ def trajectory(run, end, limit=None):
         steps_json = [{"step_id": 1, "source": "system",
                        "message": failure or (CUTOFF_TEXT if end.cutoff else "no steps")}]
     agent = start.agent
-    version = start.version if _HAS_VERSION else None
+    version = start.version
     found = {"schema_version": SCHEMA_VERSION}
     if start.session_id is not None:
         found["session_id"] = json_field(str(start.session_id))
-    agent_json = {"name": interchange_name(agent),
+    agent_json = {"name": get(agent).interchange[0],
                   "version": UNKNOWN if version is None else json_field(str(version))}
     if model is not None:
         agent_json["model_name"] = json_field(str(model))

@@ -303,12 +303,14 @@ class ValidateCommand(Command):
         self.readable = False
 
     def report(self, where, check, message):
-        """One diagnostic at ``where`` (anything with ``source`` and ``line``)."""
-        found = CHECKS.get(check)
+        """One diagnostic at ``where`` (anything with ``source`` and ``line``): of the
+        format's check of that name, which may give a generic one its own severity,
+        else of the generic one."""
+        found = None if self.format is None else self.format.checks.get(check)
         if found is None:
-            if check in self.format.strict_only and not self.strict:
-                return
-            found = self.format.checks[check]
+            found = CHECKS[check]
+        elif check in self.format.strict_only and not self.strict:
+            return
         severity = "error" if self.strict else found[0]
         if severity == "error":
             self.errors += 1

@@ -11,9 +11,8 @@ from hashlib import sha256
 
 from ndagent import __version__
 from ndagent.figures import figure
-from ndagent.formats._interchange import interchange_name, provider
+from ndagent.formats import get
 from ndagent.markup import json_field, json_prose
-from ndagent.model import RunEnd, RunStart
 from ndagent.timeline import LATEST_MS, STREAM, stream_time, worst
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
@@ -27,11 +26,6 @@ CUTOFF_TEXT = "the input ended before the run's end event"
 FAILURE_LIMIT = 1000
 # The outcomes of a tool call that make its span an error.
 ERROR_OUTCOMES = frozenset({"failure", "error", "permissionDenied", "rejected", "pending"})
-
-# The fields of the model that these outputs use when the model carries them (the one
-# place that asks): the CLI's version, a class of failure.
-_HAS_VERSION = "version" in RunStart.__slots__
-_HAS_ERROR_TYPE = "error_type" in RunEnd.__slots__
 
 
 def digest(*parts):
@@ -156,18 +150,18 @@ def run_request(run, end, ordinal, origin, content=None):
     if end.cutoff:
         status, error_type = {"message": CUTOFF_TEXT, "code": STATUS_ERROR}, "cutoff"
     elif not end.ok:
-        error_type = (end.error_type if _HAS_ERROR_TYPE else None) or OTHER
+        error_type = end.error_type or OTHER
         status = {"code": STATUS_ERROR}
         if failure:
             status = {"message": json_prose(failure, FAILURE_LIMIT), "code": STATUS_ERROR}
     tokens, output, cache_read, cache_write = _usage(None if end.cutoff else end.usage)
     cost = None if end.cutoff else figure(end.cost_usd)
-    version = start.version if _HAS_VERSION else None
+    version = start.version
     answer = end.answer if end.ok and end.answer.__class__ is str and end.answer else None
-    name = interchange_name(agent)
+    name, provider = get(agent).interchange
     attributes = [
         ("gen_ai.operation.name", "invoke_agent"),
-        ("gen_ai.provider.name", provider(agent)),
+        ("gen_ai.provider.name", provider),
         ("gen_ai.agent.name", name),
         ("gen_ai.agent.version", None if version is None else json_field(str(version))),
         ("gen_ai.conversation.id", _field(start.session_id)),

@@ -8,11 +8,8 @@ from bisect import bisect_left
 
 from ndagent.model import RunEnd, RunStart, Text, ToolEnd, ToolStart
 
-# Which model events carry a stream time (``time_ms``): the tool calls' always; the
-# run's start and end, and text, where the model has the field (the one place that
-# asks).
-_TIMED = tuple(kind for kind in (RunStart, RunEnd, Text, ToolStart, ToolEnd)
-               if "time_ms" in kind.__slots__)
+# The model events that carry a stream time (``time_ms``).
+_TIMED = (RunStart, RunEnd, Text, ToolStart, ToolEnd)
 
 # The latest time every output can write (OTLP's nanoseconds are 64 bits: 2554): a
 # stream's time beyond it, or before 1970, is no time; made-up times stop there.

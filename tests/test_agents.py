@@ -357,8 +357,9 @@ def test_a_head_beyonddetect_head_is_not_whole(tmp_path, monkeypatch):
         path.read_bytes(), Detector(None))
 
 
-# Agents that write Claude's envelope, which ndagent does not read yet, are told apart
-# and not read (docs/agents.md#claude-compatible-agents), whatever --agent says.
+# The agents that write Claude's envelope, Claude Code, Qwen Code and Amp, are told apart
+# (docs/agents.md#claude-compatible-agents); a stream that none of its lines tells is
+# read as Claude's, which validate says once.
 
 QWEN_INIT = {"type": "system", "subtype": "init", "uuid": "5f0c", "session_id": "5f0c",
              "cwd": "/p", "tools": ["read_file"], "mcp_servers": [], "model": "qwen3-coder",
@@ -367,34 +368,61 @@ AMP_INIT = {"type": "system", "subtype": "init", "cwd": "/p", "session_id": "T-0
             "tools": ["Bash", "Read"], "mcp_servers": []}
 
 
-@pytest.mark.parametrize("first, name", [(QWEN_INIT, "Qwen Code"), (AMP_INIT, "Amp")])
-@pytest.mark.parametrize("options", [[], ["--agent", "claude"]])
-def test_claude_envelope_agents_are_not_read_as_claude(call, write, first, name, options):
+def _envelope_stream(write, first):
+    """``first``, then an assistant line and a result in the envelope the three share."""
     session = first["session_id"]
-    path = write([orjson.dumps(line) for line in (
+    return write([orjson.dumps(line) for line in (
         first,
         {"type": "assistant", "message": {"id": "m1", "role": "assistant",
                                           "content": [{"type": "text", "text": "Hi."}]},
-         "session_id": session, "uuid": "m1", "parent_tool_use_id": None},
+         "session_id": session, "parent_tool_use_id": None},
         {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
-         "result": "Hi.", "session_id": session, "uuid": "r1", "duration_ms": 5})])
-    for main, prog in ((json_main, "ndagent-json"), (result_main, "ndagent-result")):
-        status, out, err = call(main, *options, path)
-        assert (status, out) == (1, b"")
-        assert err == (f"{prog}: {path}:1: error: not a stream of a supported agent: looks "
-                       f"like {name}\n")
-    assert call(validate_main, *options, path)[0] == 1
+         "result": "Hi.", "session_id": session, "duration_ms": 5})])
 
 
-@pytest.mark.parametrize("other", [
-    {"type": "assistant", "message": {"id": "x", "content": []}, "uuid": "x", "session_id": "s"},
-    {"type": "result", "uuid": "r", "num_turns": 1, "session_id": "s"},
-    {"type": "stream_event", "event": {"type": "message_start", "message": {"id": "m"}}},
-    {"type": "user", "session_id": "T-1"}])
-def test_qwen_and_amp_objects_decide_nothing_for_claude(other):
-    from ndagent.formats import claude
+@pytest.mark.parametrize("first, name", [(QWEN_INIT, "qwen"), (AMP_INIT, "amp")])
+def test_claude_envelope_agents_are_read_as_their_own(call, write, first, name):
+    path = _envelope_stream(write, first)
+    assert call(result_main, path) == (0, b"Hi.\n", "")
+    status, out, _ = call(validate_main, "--format", "ndjson", path)
+    assert status == 0 and b'"family"' not in out
+    status, out, err = call(json_main, "--agent", "claude", path)
+    assert (status, out) == (1, b"")
+    assert err == (f"ndagent-json: {path}:1: error: a {name} stream, not claude "
+                   "(--agent claude)\n")
 
-    assert not claude.decides(other) and claude.lookalike(other) is not None
+
+def test_a_stream_no_line_of_which_tells_the_three_apart_is_claude_s(call, write):
+    path = _envelope_stream(write, {"type": "system", "subtype": "hook_started",
+                                    "session_id": "s1"})
+    status, out, err = call(validate_main, path)
+    assert status == 0 and out.count(b"[family]") == 1, out
+    assert b"warning: a Claude-compatible stream with no line that tells" in out
+    status, out, _ = call(json_main, path)
+    assert status == 0 and orjson.loads(out)["result"] == "Hi."
+    from ndagent.cmd_stats import main as stats_main
+
+    status, out, _ = call(stats_main, "--by", "run", "--format", "ndjson", path)
+    assert orjson.loads(out.splitlines()[0])["agent"] == "claude"
+    # Named, the agent is the one named, and nothing is said.
+    for agent in ("qwen", "amp", "claude"):
+        status, out, _ = call(validate_main, "--agent", agent, "--format", "ndjson", path)
+        assert status == 0 and (b'"family"' in out) == (agent == "claude")
+
+
+@pytest.mark.parametrize("other, agent", [
+    ({"type": "assistant", "message": {"id": "x", "content": []}, "uuid": "x",
+      "session_id": "s"}, "qwen"),
+    ({"type": "result", "uuid": "r", "num_turns": 1, "session_id": "s"}, "qwen"),
+    ({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "m"}}},
+     "qwen"),
+    ({"type": "user", "session_id": "T-1"}, "amp"),
+    ({"type": "result", "session_id": "T-1", "total_cost_usd": 1, "uuid": "r",
+      "num_turns": 1}, "amp")])
+def test_qwen_and_amp_objects_decide_for_them_alone(other, agent):
+    from ndagent.formats import all_formats
+
+    assert [found.name for found in all_formats() if found.decides(other)] == [agent]
 
 
 def test_an_agent_forced_on_a_stream_with_none_of_its_events_is_said_once(call, write):

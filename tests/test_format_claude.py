@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndagent.decoder import Event, iter_items
-from ndagent.formats import _claude_calls, claude
+from ndagent.formats import _claude_stream, claude
 from ndagent.model import FORGOTTEN, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -854,7 +854,7 @@ def test_every_note_names_a_check_of_the_table(stream):
 def test_the_protocol_constants():
     found = claude.FORMAT
     assert (found.name, found.live_answer, found.separator) == ("claude", False, "\n\n")
-    assert claude.FORMAT.refuses({"type": "system", "subtype": "init"}) is None
+    assert claude.FORMAT.refuses is None  # Qwen Code's and Amp's streams are read
 
 
 def test_importing_the_module_loads_little():
@@ -866,6 +866,7 @@ def test_importing_the_module_loads_little():
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
                             "ndagent.formats._claude_calls", "ndagent.formats._claude_help",
+                            "ndagent.formats._claude_stream",
                             "ndagent.formats._claude_usage", "ndagent.formats.base",
                             "ndagent.formats.claude", "ndagent.jsonvalues", "ndagent.model",
                             "ndagent.selection",
@@ -888,7 +889,7 @@ def _traced_peak(feed):
 def test_calls_never_ended_are_tracked_in_bounded_memory(monkeypatch):
     """Issue 25 (M5): calls never ended, with ids and names of 20 KB: what is kept of
     them stays within READER_CALL_BYTES, whatever their number, with one note."""
-    monkeypatch.setattr(_claude_calls, "READER_CALL_BYTES", 2 << 20)
+    monkeypatch.setattr(_claude_stream, "READER_CALL_BYTES", 2 << 20)
     line = assistant("msg_1", tool_use("toolu_0", "Bash", command="true"))
     notes = []
 
@@ -953,10 +954,20 @@ def _other_agents_inputs():
     return found
 
 
-def test_every_claude_line_is_decisive():
+def test_every_claude_input_is_told_and_every_line_is_in_its_envelope():
+    """Each Claude input has a line that tells it from Qwen Code's and Amp's, and every
+    line is Claude's or in the envelope the three share (never one of theirs)."""
+    from ndagent.formats import _claude_stream
+
     paths = CLAUDE_GOLDEN + sorted(CORPUS.glob("*.ndjson"))
+    told = set()
     for path, data in _objects(paths):
-        assert claude.decides(data), (path, data.get("type"))
+        if claude.decides(data):
+            told.add(path)
+        else:
+            assert _claude_stream.claude_family(data), (path, data.get("type"))
+        assert not (_claude_stream.qwen_decides(data) or _claude_stream.amp_decides(data))
+    assert told == set(paths)
 
 
 def test_no_other_agent_s_line_is_decisive():
@@ -970,19 +981,32 @@ def test_no_other_agent_s_line_is_decisive():
     ({"type": "system", "subtype": "init", "tools": []}, True),
     ({"type": "system", "subtype": "init", "claude_code_version": "2.0.25"}, True),
     ({"type": "system", "subtype": "init", "session_id": "s", "model": "m"}, False),  # Cursor
-    ({"type": "system", "subtype": "hook_started"}, True),
+    ({"type": "system", "subtype": "init", "tools": [], "qwen_code_version": "0.16.2"}, False),
+    ({"type": "system", "subtype": "init", "tools": [], "session_id": "T-019f"}, False),  # Amp
+    ({"type": "system", "subtype": "hook_started"}, False),  # any of the three
     ({"type": "system"}, False),
-    ({"type": "stream_event"}, True),
+    ({"type": "stream_event"}, False),
+    ({"type": "stream_event", "event": {"type": "message_start",
+                                        "message": {"id": "msg_1", "usage": {}}}}, True),
+    ({"type": "stream_event", "event": {"type": "message_start", "message": {"id": "m"}}},
+     False),  # Qwen Code
     ({"type": "rate_limit_event"}, True),
     ({"type": "conversation_reset"}, True),
-    ({"num_turns": 1, "type": "result"}, True),
-    ({"type": "result", "total_cost_usd": 0}, True),
+    ({"num_turns": 1, "type": "result"}, False),
+    ({"type": "result", "total_cost_usd": 0}, False),  # older Qwen Code writes it too
+    ({"type": "result", "total_cost_usd": 0.0125}, True),
     ({"type": "result", "modelUsage": {}}, True),
+    ({"type": "result", "modelUsage": {}, "session_id": "T-1"}, False),
     ({"type": "result", "duration_ms": 1, "is_error": False}, False),  # Cursor
     ({"type": "result", "status": "success"}, False),  # Gemini
-    ({"type": "assistant", "uuid": "u", "message": {}}, True),
+    ({"type": "assistant", "uuid": "u", "message": {}}, False),
     ({"type": "assistant", "message": {"id": "msg_1", "content": []}}, True),
-    ({"type": "user", "message": {"content": [{"type": "tool_result"}]}}, True),
+    ({"type": "assistant", "uuid": "u", "message": {"id": "m", "content": []}}, True),
+    ({"type": "assistant", "uuid": "m", "message": {"id": "m", "content": []}}, False),  # Qwen
+    ({"type": "assistant", "uuid": "msg_1", "message": {"id": "msg_1"}}, False),  # Qwen's rule
+    ({"type": "user", "message": {"content": [{"type": "tool_result"}]}}, False),
+    ({"type": "user", "message": {"content": []}, "timestamp": "2026-06-02T09:14:07Z"}, True),
+    ({"type": "user", "message": {"content": []}, "tool_use_result": {}}, True),
     ({"type": "user", "message": {"role": "user", "content": [{"type": "text"}]}}, False),
     ({"type": "assistant", "message": "text"}, False),
     ({"type": "thread.started"}, False),

@@ -206,3 +206,19 @@ def test_decides_on_dotted_types_with_data_not_codex_s():
     assert copilot.decides({"type": "result", "exitCode": 0, "sessionId": "s"})
     assert not copilot.decides({"type": "result", "exitCode": 0})
     assert not copilot.may_decide(None) and not copilot.may_decide("turn.started")
+
+
+def test_a_parent_id_names_an_earlier_event():
+    """The Stream's events each name the one before; one that names a later event, or
+    itself, is said; one that names an event never seen is not (the stream may begin
+    after it)."""
+    stream = Stream().add("user.message", content="x").add("session.info", message="a")
+    stream.add("session.info", message="b").add("session.info", message="c")
+    stream.lines[0]["parentId"] = "before-the-stream"
+    stream.lines[1]["parentId"] = "e3"  # the last event, two lines on
+    stream.lines[2]["parentId"] = "e2"  # itself
+    found = [(note.check, note.line, note.message)
+             for note in only(read(stream.result(0), checks=True), Note)
+             if note.check == "parent"]
+    assert found == [("parent", 3, "the event's parentId is its own id"),
+                     ("parent", 4, 'event "e3" comes after line 2, whose parentId names it')]

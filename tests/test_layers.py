@@ -138,9 +138,10 @@ def _agent_named(text):
     """The first agent's name (a whole word, in any case) or format title that a text
     holds, or None."""
     for each in formats.all_formats():
-        found = re.search(rf"\b{re.escape(each.name)}\b", text, re.I)
-        if found or each.title.lower() in text.lower():
-            return found[0] if found else each.title
+        found = (re.search(rf"\b{re.escape(each.name)}\b", text, re.I)
+                 or re.search(rf"\b{re.escape(each.title)}\b", text, re.I))
+        if found:
+            return found[0]
     return None
 
 

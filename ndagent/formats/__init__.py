@@ -89,9 +89,11 @@ class Detector:
     """Tells an input's agent from its first JSON objects
     (docs/agents.md#telling-the-agent): the first object decisive for an agent
     decides; after ``DETECT_OBJECTS`` objects, or at the end of the input, with none
-    decisive, the input is the fallback format's (``fallback``: Cursor's) when every
-    object's type is one of its ``fallback_types`` (or there was no object), else no
-    agent's (docs/agents.md#when-nothing-is-decisive).
+    decisive, the input is the agent's whose envelope one of them is in (``leans``:
+    Claude's, which Qwen Code and Amp write too), else the fallback format's
+    (``fallback``: Cursor's) when every object's type is one of its
+    ``fallback_types`` (or there was no object), else no agent's
+    (docs/agents.md#when-nothing-is-decisive).
     ``forced``: the agent of ``--agent`` (None for auto): another agent's decisive
     object is then an error, and it is the agent of an input with none that holds an
     object of one of its event types (or no object at all).
@@ -107,6 +109,8 @@ class Detector:
         self.forced = None if forced is None else get(forced)
         self.modules = all_formats()
         self.fallback = fallback()
+        self.leaners = tuple(module for module in self.modules if module.leans is not None)
+        self.leaning = None  # the format of the first object in an envelope (``leans``)
         self.objects = 0
         self.first = None  # (line, type) of the first object
         self.fallback_types = True  # whether every object's type is the fallback's
@@ -131,6 +135,9 @@ class Detector:
             refused = None if module.refuses is None else module.refuses(data)
             if refused is not None:
                 return None, line, refused
+        if self.leaning is None:
+            self.leaning = next((module for module in self.leaners if module.leans(data)),
+                                None)
         if self.fallback_types:
             self.fallback_types = (self.fallback is not None and kind.__class__ is str
                                    and kind in self.fallback.fallback_types)
@@ -155,6 +162,8 @@ class Detector:
             if self.forced_event or self.first is None:
                 return self.forced, None, None
             return None, self.first[0], f"no {self.forced.name} event in the input"
+        if self.leaning is not None:
+            return self.leaning, None, None
         if self.fallback_types and self.fallback is not None:
             return self.fallback, None, None
         line, kind = self.first

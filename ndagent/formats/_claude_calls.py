@@ -1,10 +1,7 @@
-"""Claude Code's tool calls: their kinds, what they act on, how they ended, and what a
-Reader keeps of the calls open (the agent is ``claude``; this module declares none)."""
+"""Claude Code's tool calls: their kinds, what they act on, and how they ended (the agent
+is ``claude``; this module declares none)."""
 
 import re
-from sys import getsizeof
-
-from ndagent.model import READER_CALL_BYTES, Kept
 
 # Claude's tools by common kind (docs/model.md#tool-kinds-per-agent); ``mcp__SERVER__TOOL``
 # is mcp, and a tool outside the table keeps its own name as its kind.
@@ -51,37 +48,6 @@ def target_of(kind, name, args):
             if value.__class__ is str:
                 return value
     return None
-
-
-class Calls:
-    """What a Reader keeps of the calls of the run in hand (``_Run.calls`` and
-    ``errors``), where tool calls are needed; each in bounded memory (``Kept``)."""
-
-    def __init__(self, needed):
-        self.kept = (Kept(READER_CALL_BYTES, "the tool calls open at once",
-                          "the oldest are forgotten (their results name no tool)"),
-                     Kept(READER_CALL_BYTES, "the calls that ended in an error",
-                          "the oldest are forgotten (permission_denials cannot make "
-                          "them denied)")) if needed else (None, None)
-
-    def emptied(self):
-        for kept in self.kept:
-            if kept is not None:
-                kept.close()
-        return self.kept
-
-
-def keep_open(run, call_id, kind, name, item, out):
-    """Keep the kind and name of a call that starts, which its tool_result will not
-    tell, where calls are kept; a Note in ``out`` when the oldest must be forgotten."""
-    if call_id is not None and run.calls is not None:
-        run.calls.keep(call_id, (kind, name), getsizeof(name), item, out)
-
-
-def open_call(run, call_id):
-    """(kind, name) of the open call ``call_id``, which ends, or None."""
-    calls = run.calls
-    return None if call_id is None or calls is None else calls.complete(call_id)
 
 
 def outcome_of(block, kind):

@@ -40,6 +40,7 @@ CHECKS = {
     "denied": ("warning", "the result lists an action the permission mode denied"),
     "usage-total": ("warning", "the result's usage is not the sum of the steps' (the "
                                "conversation's totals: a resumed run?)"),
+    "answer": ("warning", "the run's text_deltas joined are not the result's response"),
 }
 
 # The tool names of the common kinds (docs/model.md#tool-kinds-per-agent); any other
@@ -389,5 +390,6 @@ FORMAT = Format(
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     help=HELP,
+    interchange=("antigravity-cli", "gcp.gen_ai"),
     order=60,
 )

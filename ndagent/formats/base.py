@@ -43,7 +43,8 @@ class Format:
     ``reader(source, checks, needs)``, with ``event(item)``, ``skipped(item)`` and
     ``finish()``, each a list of model events, and ``awaits_run()``, whether lines
     passed over would begin a run now),
-    ``checks`` ({check: (severity, meaning)} of its schema checks) and ``run_end``
+    ``checks`` ({check: (severity, meaning)} of its schema checks; one named as a
+    generic check of validate gives that check this agent's severity) and ``run_end``
     (the event that ends a run, for the message of a run cut off: "a result event").
 
     Optional: ``live_answer`` (the answer is all the run's Text, known as it arrives,
@@ -68,23 +69,31 @@ class Format:
     run's own, ``before`` being the ``native`` of the totals before; None: the object
     is the agent's own, left as it is),
     ``fallback_types`` (the event types of an input with no decisive object that is
-    then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
+    then read as this agent's; one format at most), ``leans(data)`` (whether an object
+    decisive for no agent is of the envelope this agent shares with others, which
+    none of its objects tells apart: an input with no decisive object and such an
+    object is read as this agent's, before ``fallback_types`` are tried; its Reader
+    says so to validate), ``help`` ({verb: prose}: what that
     verb's --help and man page say of this agent, a paragraph headed by its title; a
     verb names no agent), ``result_text(end)`` (what a transcript shows as a call's
     result, from its ToolEnd: a string, or None for no output; by default
-    ``result_json``) and ``order`` (where it stands in listings)."""
+    ``result_json``), ``interchange`` ((name, provider): the agent's name in OpenTelemetry
+    and ATIF output, Harbor's ``AgentName`` where it has one, and the GenAI provider
+    of its model calls, OpenTelemetry's well-known value or the agent's own where it
+    routes to several; by default the format's name for both) and ``order`` (where it
+    stands in listings)."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
                  "refuses", "reports_cost", "running_total", "own_native", "fallback_types",
-                 "help", "result_text", "order")
+                 "leans", "help", "result_text", "interchange", "order")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  reports_cost=False, running_total=None, own_native=None, fallback_types=None,
-                 help=None, result_text=None, order=100):
+                 leans=None, help=None, result_text=None, interchange=None, order=100):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -105,8 +114,10 @@ class Format:
         self.reports_cost = reports_cost
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
+        self.leans = leans
         self.help = dict(help or {})
         self.result_text = result_text or (lambda end: result_json(end.result))
+        self.interchange = interchange or (name, name)
         self.order = order
 
     def is_noise(self, bad):

@@ -653,5 +653,6 @@ FORMAT = Format(
     own_native=own_native,
     help=HELP,
     result_text=result_text,
+    interchange=("codex", "openai"),
     order=30,
 )

@@ -50,7 +50,16 @@ CHECKS = {
     "session-error": ("warning", "a session.error in a run that ended with exit code 0"),
     "session-warning": ("warning", "the CLI wrote a session.warning"),
     "no-answer": ("warning", "an ok run with no main-agent message that has text"),
+    "parent": ("warning", "an event's parentId names itself, or an event that comes after "
+                          "it"),
+    "call-unstarted": ("error", "a tool.execution_complete with no tool.execution_start "
+                                "before it"),
 }
+
+# How many event ids the parentId check keeps, of the events seen and of the parents
+# not seen yet: the oldest are forgotten beyond (a parent never seen again is no
+# finding: the stream may begin after it).
+MAX_IDS = 1 << 16
 
 # The tool names of the common kinds (docs/model.md#tool-kinds-per-agent); a tool
 # whose start names an MCP server is mcp; any other keeps its own name.
@@ -226,6 +235,9 @@ class Reader:
                              "the oldest calls lose their message's id")
         self.agents = Kept(READER_CALL_BYTES, "the subagents of the run",
                            "the oldest subagents' calls lose their parent")
+        # The ids of the events seen, and the parentIds not seen yet (the line of the
+        # first event naming each), for the parentId check.
+        self.ids, self.parents = ({}, {}) if checks else (None, None)
         self._handlers = {
             DELTA: self._delta,
             MESSAGE: self._message,
@@ -257,6 +269,8 @@ class Reader:
                             or body.__class__ is not dict):
             out.append(_note(event, "envelope", "an event without its id, ISO timestamp "
                                                 "and data object"))
+        if self.checks:
+            self._check_parent(event, data, out)
         handler = self._handlers.get(kind)
         if handler is not None and body.__class__ is dict:
             handler(run, event, data, body, out)
@@ -272,6 +286,25 @@ class Reader:
             out.append(Prompt(text=text, source=event.source, line=event.line))
         if run.start.time_ms is None:
             run.start.time_ms = epoch_ms(data.get("timestamp"))
+
+    def _check_parent(self, event, data, out):
+        """An event's parentId names an earlier event: one that names itself, or an event
+        that comes later, is said."""
+        own, parent = data.get("id"), data.get("parentId")
+        if own.__class__ is not str:
+            own = None
+        if own is not None:
+            line = self.parents.pop(own, None)
+            if line is not None:
+                out.append(_note(event, "parent", f'event "{quote(own)}" comes after line '
+                                                  f"{line}, whose parentId names it"))
+        if parent.__class__ is str:
+            if parent == own:
+                out.append(_note(event, "parent", "the event's parentId is its own id"))
+            elif parent not in self.ids and parent not in self.parents:
+                _keep_id(self.parents, parent, event.line)
+        if own is not None:
+            _keep_id(self.ids, own, True)
 
     def skipped(self, item):
         out = []
@@ -440,6 +473,12 @@ class Reader:
             run.model = model
 
 
+def _keep_id(kept, key, value):
+    kept[key] = value
+    if len(kept) > MAX_IDS:
+        del kept[next(iter(kept))]
+
+
 def _note(item, check, message):
     return Note(check=check, message=message, source=item.source, line=item.line)
 
@@ -456,5 +495,6 @@ FORMAT = Format(
     checks=CHECKS,
     run_end="a result event",
     help=HELP,
+    interchange=("copilot-cli", "github_copilot"),
     order=70,
 )

@@ -734,5 +734,6 @@ FORMAT = Format(
     fallback_types=TYPES,
     help=HELP,
     result_text=result_text,
+    interchange=("cursor-cli", "cursor"),
     order=10,
 )

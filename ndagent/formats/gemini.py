@@ -529,5 +529,6 @@ FORMAT = Format(
     split_needle=SPLIT_NEEDLE,
     help=HELP,
     result_text=result_text,
+    interchange=("gemini-cli", "gcp.gen_ai"),
     order=40,
 )

@@ -525,5 +525,6 @@ FORMAT = Format(
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
     help=HELP,
+    interchange=("opencode", "opencode"),
     order=50,
 )

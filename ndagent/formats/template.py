@@ -181,5 +181,6 @@ FORMAT = Format(
     run_end="an end event",
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
+    interchange=("toy-agent", "toy"),
     order=1000,
 )

@@ -5,8 +5,9 @@ deltas, many short assistant deltas, tool calls (reads with large file contents,
 commands with output, edits, searches, some in parallel, some failing), and a result
 with usage.  One run in four is made with --stream-partial-output.
 
-Claude Code, Codex CLI and Gemini CLI streams (--agent) have those agents' shapes:
-messages, reads and commands with large outputs, a result with usage.
+Claude Code, Codex CLI, Gemini CLI, OpenCode, Qwen Code, Amp, Antigravity CLI and
+GitHub Copilot CLI streams (--agent) have those agents' shapes: messages, reads and
+commands with large outputs, the end of a run with usage.
 
     python tests/bench/generate.py OUT.ndjson --mb 100 --seed 1 [--agent claude]
 """
@@ -254,8 +255,212 @@ def gemini_run_lines(rng, number):
     return lines
 
 
+def opencode_run_lines(rng, number):
+    """One OpenCode run (opencode run --format json): steps of text and tool parts, each
+    ended by a step_finish with its tokens; the last one ends for "stop"."""
+    session = f"ses_{number:012x}{rng.getrandbits(32):08x}Zq"
+    clock = 1789912440000 + number * 100000
+    lines = []
+
+    def emit(kind, part):
+        nonlocal clock
+        clock += rng.randint(1, 400)
+        part.update(sessionID=session, messageID=message, id=f"prt_{rng.getrandbits(64):016x}")
+        lines.append(dump({"type": kind, "timestamp": clock, "sessionID": session,
+                           "part": part}))
+
+    steps = rng.randint(6, 20)
+    for step in range(steps):
+        message = f"msg_{number:08x}{step:04x}{rng.getrandbits(32):08x}"
+        emit("step_start", {"type": "step-start"})
+        emit("text", {"type": "text", "text": sentence(rng, rng.randint(10, 80)),
+                      "time": {"start": clock, "end": clock + 5}})
+        last = step == steps - 1
+        if not last:
+            kind, target, output = tool_work(rng)
+            name, key = ("read", "filePath") if kind == "read" else ("bash", "command")
+            emit("tool_use", {"type": "tool", "tool": name,
+                              "callID": f"call_{rng.getrandbits(64):016x}",
+                              "state": {"status": "completed", "input": {key: target},
+                                        "output": output, "metadata": {"exit": 0},
+                                        "title": target, "time": {"start": clock,
+                                                                  "end": clock + 300}}})
+        emit("step_finish", {"type": "step-finish", "reason": "stop" if last else "tool-calls",
+                             "tokens": {"total": 8212, "input": 7990, "output": 41,
+                                        "reasoning": 181, "cache": {"write": 0, "read": 0}},
+                             "cost": 0.00317})
+    return lines
+
+
+def qwen_run_lines(rng, number):
+    """One Qwen Code run (stream-json --include-partial-messages): Claude's envelope with
+    Qwen Code's ids (a message's id is its line's uuid) and tools, a result with no cost."""
+    session = f"{rng.getrandbits(32):08x}-0000-4000-8000-{number:012x}"
+    lines = []
+
+    def emit(event, uuid=None):
+        event.update(uuid=uuid or f"{rng.getrandbits(64):016x}", session_id=session,
+                     parent_tool_use_id=None)
+        lines.append(dump(event))
+
+    emit({"type": "system", "subtype": "init", "cwd": "/home/dev/project",
+          "tools": ["read_file", "run_shell_command"], "mcp_servers": [],
+          "model": "qwen3-coder-plus", "permission_mode": "yolo",
+          "qwen_code_version": "0.16.2"}, uuid=session)
+    usage = {"input_tokens": 9124, "output_tokens": 37, "cache_read_input_tokens": 8704}
+    text = ""
+    steps = rng.randint(6, 20)
+    for step in range(steps):
+        message = f"{rng.getrandbits(32):08x}-{number:04x}-4{step:03x}-8000-000000000000"
+        text = " ".join(sentence(rng, rng.randint(1, 4)) for _ in range(rng.randint(5, 40)))
+        emit({"type": "stream_event", "event": {"type": "message_start", "message": {
+            "id": message, "role": "assistant", "model": "qwen3-coder-plus", "content": []}}})
+        for start in range(0, len(text), 12):
+            emit({"type": "stream_event", "event": {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": text[start:start + 12]}}})
+        body = {"id": message, "type": "message", "role": "assistant",
+                "model": "qwen3-coder-plus", "stop_reason": None, "usage": usage}
+        emit({"type": "assistant", "message": {**body, "content": [
+            {"type": "text", "text": text}]}}, uuid=message)
+        if step < steps - 1 and (step < 5 or rng.random() < 0.8):  # the last: the answer
+            kind, target, output = tool_work(rng)
+            call = f"call_{rng.getrandbits(64):016x}"
+            name, key = ("read_file", "file_path") if kind == "read" else (
+                "run_shell_command", "command")
+            tool_message = f"{message[:-12]}{step + 1:012x}"
+            emit({"type": "assistant", "message": {**body, "id": tool_message, "content": [
+                {"type": "tool_use", "id": call, "name": name, "input": {key: target}}]}},
+                 uuid=tool_message)
+            emit({"type": "user", "message": {"role": "user", "content": [
+                {"tool_use_id": call, "type": "tool_result", "content": output,
+                 "is_error": rng.random() < 0.1}]}})
+    emit({"type": "result", "subtype": "success", "is_error": False,
+          "duration_ms": rng.randint(1000, 90000), "duration_api_ms": 900, "num_turns": 7,
+          "result": text, "usage": usage, "permission_denials": []})
+    return lines
+
+
+def amp_run_lines(rng, number):
+    """One Amp run (amp -x --stream-json): the prompt back, one line per message (no id),
+    tool results in user lines, usage on assistant lines only, a result."""
+    thread = f"T-019f{number:04x}-{rng.getrandbits(16):04x}-7000-8000-{number:012x}"
+    lines = []
+
+    def emit(event):
+        event.update(parent_tool_use_id=None, session_id=thread)
+        lines.append(dump(event))
+
+    lines.append(dump({"type": "system", "subtype": "init", "cwd": "/home/dev/project",
+                       "session_id": thread, "tools": ["Bash", "Read"], "mcp_servers": []}))
+    emit({"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": sentence(rng, 20)}]}})
+    usage = {"input_tokens": 5, "cache_creation_input_tokens": 1204,
+             "cache_read_input_tokens": 13377, "output_tokens": 58, "max_tokens": 300000,
+             "service_tier": "standard"}
+    text = ""
+    for step in range(rng.randint(6, 20)):
+        text = " ".join(sentence(rng, rng.randint(1, 4)) for _ in range(rng.randint(5, 40)))
+        content = [{"type": "text", "text": text}]
+        call = None
+        if step < 5 or rng.random() < 0.8:
+            kind, target, output = tool_work(rng)
+            call = f"toolu_{rng.getrandbits(64):016x}{step:03d}"
+            name, key = ("Read", "path") if kind == "read" else ("Bash", "cmd")
+            content.append({"type": "tool_use", "id": call, "name": name,
+                            "input": {key: target}})
+        emit({"type": "assistant", "message": {"type": "message", "role": "assistant",
+                                               "content": content, "stop_reason": "end_turn",
+                                               "usage": usage}})
+        if call is not None:
+            emit({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": output,
+                 "is_error": rng.random() < 0.1}]}})
+    lines.append(dump({"type": "result", "subtype": "success",
+                       "duration_ms": rng.randint(1000, 90000), "is_error": False,
+                       "num_turns": 7, "result": text, "session_id": thread}))
+    return lines
+
+
+def antigravity_run_lines(rng, number):
+    """One Antigravity CLI run (agy --output-format stream-json): agent_response steps of
+    text deltas, tool steps ACTIVE then DONE with their output, a result."""
+    conversation = f"{rng.getrandbits(32):08x}-0000-4000-8000-{number:012x}"
+    lines = [dump({"event": "init", "conversation_id": conversation, "init": {
+        "cwd": "/home/dev/project", "tools": ["run_command", "view_file"],
+        "permission_mode": "always-proceed", "model": "gemini-3-pro"}})]
+    index, answer, steps = 0, [], 0
+
+    def step(**fields):
+        lines.append(dump({"event": "step_update", "step_update": {
+            "conversation_id": conversation, "step_index": index, **fields}}))
+
+    usage = {"input_tokens": 13082, "output_tokens": 273, "thinking_tokens": 179,
+             "cache_read_tokens": 12172, "total_tokens": 13355}
+    for _ in range(rng.randint(6, 20)):
+        for _ in range(rng.randint(5, 40)):
+            text = " " + sentence(rng, 3)
+            answer.append(text)
+            step(state="ACTIVE", step_type="agent_response", text_delta=text)
+        step(state="DONE", step_type="agent_response", duration_seconds=1.2, usage=usage)
+        steps += 1
+        index += 1
+        kind, target, output = tool_work(rng)
+        name, key = ("view_file", "AbsolutePath") if kind == "read" else (
+            "run_command", "CommandLine")
+        info = {"name": name, "parameters": {key: target}}
+        step(state="ACTIVE", step_type="tool", tool_name=name, tool_info=info)
+        step(state="DONE", step_type="tool", tool_name=name, duration_seconds=0.3,
+             tool_info={**info, "output": output})
+        index += 1
+    lines.append(dump({"event": "result", "result": {
+        "conversation_id": conversation, "status": "SUCCESS", "response": "".join(answer),
+        "duration_seconds": 42.5, "num_turns": 1,
+        "usage": {name: value * steps for name, value in usage.items()}}}))
+    return lines
+
+
+def copilot_run_lines(rng, number):
+    """One GitHub Copilot CLI run (copilot -p --output-format json): start-up notices,
+    the prompt, messages as deltas then whole, tool executions, per-call usage, the
+    result line."""
+    lines = []
+
+    def emit(kind, **data):
+        lines.append(dump({"type": kind, "data": data, "id": f"{rng.getrandbits(64):016x}",
+                           "timestamp": f"2026-10-02T09:{number % 60:02d}:00.000Z",
+                           "parentId": None}))
+
+    emit("session.tools_updated", model="claude-sonnet-4.6")
+    emit("user.message", content=sentence(rng, 20))
+    for step in range(rng.randint(6, 20)):
+        message = f"{rng.getrandbits(64):016x}-{step}"
+        pieces = [" " + sentence(rng, 3) for _ in range(rng.randint(5, 40))]
+        for piece in pieces:
+            emit("assistant.message_delta", messageId=message, deltaContent=piece)
+        kind, target, output = tool_work(rng)
+        call = f"toolu_{rng.getrandbits(64):016x}{step:03d}"
+        name, key = ("view", "path") if kind == "read" else ("bash", "command")
+        emit("assistant.message", messageId=message, content="".join(pieces),
+             toolRequests=[{"toolCallId": call, "name": name, "arguments": {key: target}}],
+             model="claude-sonnet-4.6")
+        emit("assistant.usage", model="claude-sonnet-4.6", inputTokens=29900,
+             outputTokens=120, cacheReadTokens=11000, cacheWriteTokens=0)
+        emit("tool.execution_start", toolCallId=call, toolName=name,
+             arguments={key: target})
+        emit("tool.execution_complete", toolCallId=call, success=True,
+             result={"content": output})
+    lines.append(dump({"type": "result", "timestamp": "2026-10-02T09:59:00.000Z",
+                       "sessionId": f"{number:032x}", "exitCode": 0, "usage": {
+                           "premiumRequests": 1, "totalApiDurationMs": 31000,
+                           "sessionDurationMs": 42000}}))
+    return lines
+
+
 AGENTS = {"cursor": run_lines, "claude": claude_run_lines, "codex": codex_run_lines,
-          "gemini": gemini_run_lines}
+          "gemini": gemini_run_lines, "opencode": opencode_run_lines,
+          "qwen": qwen_run_lines, "amp": amp_run_lines,
+          "antigravity": antigravity_run_lines, "copilot": copilot_run_lines}
 
 
 def generate(path, megabytes, seed=1, agent="cursor"):

@@ -42,7 +42,8 @@ OUTPUTS = ("stdout", "stderr", "status")
 
 # The agents whose goldens 'make golden' makes: those ndagent reads.  The inputs of the
 # others wait in their folders; add an agent here when ndagent learns its format.
-AGENTS = ("cursor", "claude", "codex", "gemini", "opencode", "antigravity", "copilot")
+AGENTS = ("cursor", "claude", "codex", "gemini", "opencode", "antigravity", "copilot", "qwen",
+          "amp")
 
 
 def cases(names=()):

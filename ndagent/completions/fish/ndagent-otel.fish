@@ -1,6 +1,6 @@
 # fish completion for ndagent-otel (made by man/completions.py)
 complete -c ndagent-otel -s h -l help -d '-h'
-complete -c ndagent-otel -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream each FILE is'
+complete -c ndagent-otel -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream each FILE is'
 complete -c ndagent-otel -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-otel -l strict -d 'make every warning an error'
 complete -c ndagent-otel -s q -l quiet -d 'print no warnings, only errors'
