@@ -1,5 +1,6 @@
 """ndagent stats: figures over many runs of any agent, mergeable across machines."""
 
+import argparse
 import os
 from sys import getsizeof
 
@@ -7,19 +8,25 @@ from ndagent import cli, inputs, options
 from ndagent.decoder import MAX_LINE, BadLine, Event, batches
 from ndagent.figures import (
     COMMAND_LIMIT,
+    GROUPINGS,
     GROWTH,
     MAX_BUCKET,
     MAX_OPENINGS,
+    PERIODS,
     TOKENS,
     BadPartial,
     Figures,
     Tally,
+    date_of,
+    day_of,
     figure,
     partial,
+    period_of,
     read_partial,
+    zone_of,
 )
 from ndagent.frame import Command, read_inputs
-from ndagent.model import OUTCOMES
+from ndagent.model import OUTCOMES, UNFINISHED, run_outcome
 from ndagent.output import Progress
 from ndagent.terminal import escape_controls, quote, tsv_row
 
@@ -36,7 +43,8 @@ Read each FILE as a stream of its own (a run cut off at the end of one FILE is c
 cut off, never joined to the next one) and print figures over all their runs:
 
   runs: how many ended ok, failed, or were cut off (no end event), and how many
-    inputs held no run at all (the agent printed nothing);
+    inputs held no run at all (the agent printed nothing); a session file's runs
+    may also be interrupted (by the user) or open (the file ends inside them);
   duration: the total, the median and the 95th percentile of the runs' durations;
   tokens: input (uncached), output, cache read and cache write, summed;
   cost: the cost in USD, summed;
@@ -64,6 +72,16 @@ groups of --by.
 cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status: n}}}}.
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
+--by session, project, day, week (from Monday) and month group the runs by their
+session, their project (the cwd a session file records) and the time they began, in
+--tz's zone; --since and --until keep only the runs begun in those days (a run with no
+time, as most streams' runs, is then left out).
+
+A session file's tokens are counted once per API message across all the FILEs: a
+subagent's own file and the copies of its messages in its parent's file are the same
+calls (docs/agents.md#session-files). That is the one figure whose memory grows with
+the input: a key and four figures per message (kept in partials, so that --merge stays
+exact).
 
 Formats: text, for people, the default (wherever standard output goes: a script asks
 for --format ndjson or tsv); ndjson, one NDJSON object per record or group (always
@@ -127,10 +145,23 @@ class StatsCommand(Command):
     @classmethod
     def add_options(cls, parser):
         parser.add_argument(
-            "--by", choices=("run", "agent", "model", "file"),
-            help="one record per run, or the figures of each agent, model or file "
-                 "(by default, of all the runs)",
-        ).brief = "run, agent, model or file: a record for each"
+            "--by", choices=("run", *GROUPINGS), metavar="GROUP",
+            help="one record per run, or the figures of each agent, model, file, session, "
+                 "day, week (from Monday), month or project (by default, of all the runs)",
+        ).brief = "a record per run, agent, model, file, session, day, ..."
+        parser.add_argument(
+            "--tz", default="local", metavar="ZONE", type=_zone,
+            help="the time zone of --by day, week and month and of --since and --until: "
+                 "an IANA name (Europe/Paris) or UTC (default: the local zone)",
+        ).brief = "the time zone of days (default: the local one)"
+        parser.add_argument(
+            "--since", metavar="DATE",
+            help="only the runs that began on DATE or later (YYYY-MM-DD, YYYYMMDD, today, "
+                 "yesterday; a run with no time is left out)",
+        ).brief = "only the runs begun on DATE or later"
+        parser.add_argument(
+            "--until", metavar="DATE", help="only the runs that began on DATE or before",
+        ).brief = "only the runs begun on DATE or before"
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},
@@ -151,6 +182,17 @@ class StatsCommand(Command):
                  f"read is then {MERGE_MAX_LINE >> 30}G by default)")
         parser.set_defaults(max_line=None)
 
+    @classmethod
+    def check_options(cls, parser, args):
+        super().check_options(parser, args)
+        for option, text in (("--since", args.since), ("--until", args.until)):
+            try:
+                if text is not None:
+                    date_of(text, args.tz)
+            except ValueError:
+                parser.error(f"{option}: not a date (YYYY-MM-DD, YYYYMMDD, today, "
+                             f"yesterday): {text!r}")
+
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
         if args.max_line is None:
@@ -161,6 +203,12 @@ class StatsCommand(Command):
         # cost]): a partial before this command's may hold the runs before them.
         self.openings = []
         self.tally = Tally()  # the tool calls of the run in hand
+        # The API messages whose usage a run counted, {key: [group, usage]}: a copy of
+        # one in another input (a subagent's file and its parent's copies) counts once.
+        self.claimed = {}
+        self.zone = args.tz
+        self.since, self.until = (None if text is None else date_of(text, args.tz)
+                                  for text in (args.since, args.until))
         self.progress = None
         form = args.format
         if form is None:
@@ -218,12 +266,27 @@ class StatsCommand(Command):
 
     def partial(self):
         return ([(key, figures.state()) for key, figures in self.groups.items()],
-                self.openings)
+                self.openings, self._claims())
+
+    def _claims(self):
+        return [[key, group, usage] for key, (group, usage) in self.claimed.items()]
 
     def merge(self, partials):
-        for groups, openings in partials:
-            self._add_groups((key, Figures.from_state(state)) for key, state in groups)
+        for groups, openings, claimed in partials:
+            groups = [(key, Figures.from_state(state)) for key, state in groups]
+            self._settle_claims(dict(groups), claimed)
+            self._add_groups(groups)
             self._add_openings(openings)
+
+    def _settle_claims(self, groups, claimed):
+        """The messages a partial counted that one before it counted too: taken back from
+        its groups (a message counts where it was first counted)."""
+        mine = self.claimed
+        for key, group, usage in claimed:
+            if key in mine:
+                groups[group].uncount(usage)
+            else:
+                mine[key] = [group, usage]
 
     def _add_openings(self, openings):
         self.openings.extend(openings[:MAX_OPENINGS - len(self.openings)])
@@ -283,22 +346,58 @@ class StatsCommand(Command):
         if told:
             tally.settle(told)
         start = end.start
-        outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
+        day = day_of(start.started, self.zone)
+        if (self.since is not None or self.until is not None) and (
+                day is None or self.since is not None and day < self.since
+                or self.until is not None and day > self.until):
+            return
+        outcome = run_outcome(end)
         duration = figure(end.duration_ms)
-        usage = end.usage
+        model = end.model if end.model is not None else start.model
+        key = self._key(start, model, day)
+        usage = end.usage if end.usage_parts is None else self._claim(end.usage_parts, key)
         tokens = None if usage.__class__ is not dict else {
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
-        model = end.model if end.model is not None else start.model
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
                             end.tokens_from)
             return
-        key = {None: None, "agent": start.agent, "model": model, "file": start.source}[self.by]
         self._group(key).add_run(outcome, duration, tokens, cost, tally)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
             self.openings.append([total_key, index, key, state["usage"], state["cost"]])
+
+    def _key(self, start, model, day):
+        """The group of a run for --by."""
+        by = self.by
+        if by in PERIODS:
+            return period_of(by, day)
+        if by == "session":
+            session = start.session_id
+            # A subagent's session ("<session>/agent-<id>") is its parent's.
+            return session if session is None else session.split("/", 1)[0]
+        return {None: None, "run": None, "agent": start.agent, "model": model,
+                "file": start.source, "project": start.project}[by]
+
+    def _claim(self, parts, group):
+        """The usage of a run's API messages ``parts`` ({key: (model, usage)}) that no
+        run read before counted (None: none reports one)."""
+        claimed = self.claimed
+        usage = None
+        for key, (_, figures) in parts.items():
+            if key in claimed:
+                continue
+            claimed[key] = [group, figures]
+            if usage is None:
+                usage = dict.fromkeys(TOKENS, 0)
+            for name in TOKENS:
+                value = figures.get(name)
+                usage[name] = None if value is None or usage[name] is None \
+                    else usage[name] + value
+        if usage is None and parts:
+            return dict.fromkeys(TOKENS, 0)  # every message counted before
+        return usage
 
     def no_run(self, source):
         if self.by != "run":
@@ -322,7 +421,8 @@ class StatsCommand(Command):
                 kind = item.__class__
                 if kind is Event:
                     try:
-                        partial_by, groups, openings, totals = read_partial(item.data)
+                        partial_by, groups, openings, totals, claimed = \
+                            read_partial(item.data)
                         if known and partial_by != by:
                             raise BadPartial(f"a partial of {_by_text(partial_by)}, not of "
                                              f"{_by_text(by)}")
@@ -331,6 +431,7 @@ class StatsCommand(Command):
                         continue
                     by, known = partial_by, True
                     self._settle_openings(dict(groups), openings)
+                    self._settle_claims(dict(groups), claimed)
                     self.totals.absorb(totals)
                     self._add_groups(groups)
                 elif kind is BadLine:
@@ -358,7 +459,8 @@ class StatsCommand(Command):
     def _write_partial(self):
         totals = [[key, index, {"usage": state["usage"], "cost": state["cost"]}]
                   for key, index, state in self.totals.state()]
-        self.out.write_json(partial(self.by, self._ordered_groups(), self.openings, totals))
+        self.out.write_json(partial(self.by, self._ordered_groups(), self.openings, totals,
+                                    self._claims()))
 
     # Output.
 
@@ -368,7 +470,7 @@ class StatsCommand(Command):
         groups = list(self.groups.items())
         if self.by is None and not groups:
             groups = [(None, Figures())]
-        if self.by in ("agent", "model"):
+        if self.by not in (None, "file"):
             groups.sort(key=lambda group: (group[0] is None, group[0] or ""))
         return groups
 
@@ -429,6 +531,14 @@ class StatsCommand(Command):
         self.out.write(text.encode("utf-8", "replace"))
 
 
+def _zone(text):
+    """--tz's value: a time zone (None: the local one)."""
+    try:
+        return zone_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def _by_outcome(tools):
     """The calls of each status of OUTCOMES, of {kind: {status: n}}."""
     return [sum(outcomes.get(outcome, 0) for outcomes in tools.values())
@@ -456,7 +566,8 @@ def _text_block(record):
     """The lines of a group's figures, for people."""
     runs = record["runs"]
     lines = [f"runs         {runs['total']}: {runs['ok']} ok, {runs['failed']} failed, "
-             f"{runs['cutoff']} cut off"]
+             f"{runs['cutoff']} cut off"
+             + "".join(f", {runs[name]} {name}" for name in UNFINISHED if name in runs)]
     if record["inputs_without_run"]:
         lines.append(f"no run       {_plural(record['inputs_without_run'], 'input')}")
     duration = record["duration_ms"]

@@ -15,7 +15,7 @@ output (``begin_output``, ``end_output``).
 
 from ndagent import engine, inputs
 from ndagent.feed import Stop, Where, output_file, read_here
-from ndagent.model import FORGOTTEN
+from ndagent.model import FORGOTTEN, UNFINISHED
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
 from ndagent.sources import STREAM_FILES, Part, source_name
 from ndagent.terminal import escape_controls, quote
@@ -190,7 +190,10 @@ class Command:
 
     def end_run(self, end, pending):
         """The run is over (``end``: its RunEnd; ``pending``: the kept values of its
-        calls never ended).  By default a run cut off, or one that failed, is an error."""
+        calls never ended).  By default a run cut off, or one that failed, is an error
+        (a session run the user interrupted, or still open, is neither)."""
+        if end.outcome in UNFINISHED:
+            return
         if end.cutoff:
             self.error(end.start, self.cut_off(end))
         elif not end.ok:

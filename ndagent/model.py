@@ -39,10 +39,13 @@ __all__ = [
     "READER_CALL_BYTES",
     "RunEnd",
     "RunStart",
+    "SESSION_OUTCOMES",
     "Text",
+    "UNFINISHED",
     "ToolEnd",
     "ToolStart",
     "json_size",
+    "run_outcome",
 ]
 
 # The tool kinds every format maps its tools onto (Cursor's names); a tool outside them
@@ -102,9 +105,13 @@ class RunStart(_Event):
     ``announced``: the run began at the event its agent begins runs with (an init, a
     thread or turn start); false for a run made up of events that came after an ended
     run, or before any, without such an event (a late line must not pass for a new run
-    where it matters whether the agent is still at work: ``run``'s --grace)."""
+    where it matters whether the agent is still at work: ``run``'s --grace).
+    Of a session file's run (``form`` "session"; None for a stream's): its ``prompt``,
+    ``started`` (an ISO time, or None) and ``project`` (a cwd, or the store's folder
+    name, or None)."""
 
-    __slots__ = ("agent", "session_id", "model", "cwd", "source", "line", "announced")
+    __slots__ = ("agent", "session_id", "model", "cwd", "source", "line", "announced",
+                 "form", "prompt", "started", "project")
 
 
 class Text(_Event):
@@ -199,11 +206,29 @@ class RunEnd(_Event):
     or the outcome of one still open.  ``totals``: (key, index, state) where the
     agent reports running totals (ndagent.totals), else None; ``tokens_from``, once
     they are settled: "run" (the figures are the run's own) or "<what>_total" (a
-    running total as the agent gave it, the runs before it not in the input)."""
+    running total as the agent gave it, the runs before it not in the input).
+    Of a session file's run: ``outcome`` ("ok", "failed", "interrupted": the user
+    stopped it, or "open": the file ends inside it; neither of the last two is a
+    failure, and ``ok`` is false for both), ``ended`` (an ISO time, or None) and
+    ``usage_parts``, its usage by API message ({key: (model, usage)}, or None), for
+    counting each message once across inputs that hold copies of it."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
                  "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line",
-                 "totals", "tokens_from")
+                 "totals", "tokens_from", "outcome", "ended", "usage_parts")
+
+
+# How a session file's run may end (RunEnd.outcome); the two last are no failure.
+SESSION_OUTCOMES = ("ok", "failed", "interrupted", "open")
+UNFINISHED = ("interrupted", "open")
+
+
+def run_outcome(end):
+    """How a run ended, as the verbs name it: a session run's own outcome, else "ok",
+    "failed" or "cutoff"."""
+    if end.outcome is not None:
+        return end.outcome
+    return "cutoff" if end.cutoff else "ok" if end.ok else "failed"
 
 
 class Answer:

@@ -8,9 +8,9 @@ import sys
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
-from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
+from ndagent.formats import DETECT_OBJECTS, agents, all_formats, fallback
 from ndagent.output import die_of_sigpipe, write_all, write_message
-from ndagent.sources import STREAM_FILES
+from ndagent.sources import DOCUMENT_BYTES, STREAM_FILES
 from ndagent.terminal import escape_controls
 
 # Without -j, the FILEs of a verb that reads each on its own are shared among
@@ -316,18 +316,20 @@ def _fill(text):
 def _invocations():
     """The agents and the command lines that print their streams, for help."""
     listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
-              for each in all_formats()]
+              for each in all_formats() if each.form == "stream"]
     return " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
 
 
 def agents_listing():
     """What a verb's --help says of the agents: which, and where detection is told."""
-    return _fill(f"Agents: {_invocations()}. {SEE_DETECTION}")
+    sessions = ", ".join(each.title for each in all_formats() if each.form == "session")
+    return _fill(f"Agents: {_invocations()}; and the session files agents keep on disk: "
+                 f"{sessions}. {SEE_DETECTION}")
 
 
 def agents_help():
     """What every command's --help says of the agents it reads, from their formats."""
-    formats = all_formats()
+    formats = [each for each in all_formats() if each.form == "stream"]
     listing = _invocations()
     found = fallback()
     otherwise = (f"an input whose objects all have types {found.title} uses is "
@@ -347,7 +349,9 @@ def agents_help():
         f"is detected, an object of another agent is a bad line, '{other}': skipped with a "
         f"warning (an error in validate), wherever a line is decoded: every line in "
         f"validate and under --strict, else the lines that may hold an event the command "
-        f"needs.")
+        f"needs. The session files agents keep on disk are told the same way, by their "
+        f"content, never by their name; one that is a single JSON document (a pretty-printed "
+        f"object) is read whole, up to {DOCUMENT_BYTES >> 20} MiB.")
 
 
 def agents_prose(verb):
@@ -414,7 +418,8 @@ AGENT = "<AGENT>"
 
 def agent_examples(examples):
     """Examples as help shows them, the first agent's command line for AGENT."""
-    return examples.replace(AGENT, all_formats()[0].invocation)
+    return examples.replace(AGENT, next(each.invocation for each in all_formats()
+                                        if each.form == "stream"))
 
 
 # -q and --strict mean the same in every verb; each verb's --help says what else.
@@ -445,9 +450,9 @@ def command_parser(verb, summary, description, examples, converter=True,
         files.complete = COMPLETE_FILES
     parser.add_argument(
         # AGENT rather than the choices in the usage: nine names do not fit a line.
-        "--agent", choices=("auto", *names()), default="auto", metavar="AGENT",
-        help="the agent whose stream each FILE is: auto (the default) detects it from "
-             "the first objects of each FILE: " + ", ".join(names())
+        "--agent", choices=("auto", *agents()), default="auto", metavar="AGENT",
+        help="the agent whose stream (or session file) each FILE is: auto (the default) "
+             "detects it from the first objects of each FILE: " + ", ".join(agents())
     ).brief = "auto (the default), or an agent's name (--help: which)"
     parser.add_argument(
         "--max-line", type=_size, default=MAX_LINE, metavar="SIZE",

@@ -44,8 +44,9 @@ LAYERS = (
 )
 
 # Words that are a raw event type of some agent and also the verbs' own vocabulary: a
-# verb's name ("result"), a diagnostic's severity and field ("error", "message").
-OWN_WORDS = frozenset(cli.VERBS) | {"error", "message"}
+# verb's name ("result"), a diagnostic's severity and field ("error", "message",
+# "warning", "info"), a summary, a mode.
+OWN_WORDS = frozenset(cli.VERBS) | {"error", "message", "warning", "info", "summary", "mode"}
 
 
 def _layer(module):

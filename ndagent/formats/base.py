@@ -15,6 +15,9 @@ from ndagent.selection import Selection
 # The verbs whose --help may say something of an agent (``Format.help``).
 HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run")
 
+# What a format reads of its agent: the stream it prints, or the session files it keeps.
+FORMS = ("stream", "session")
+
 
 class Format:
     """One agent's stream.
@@ -62,18 +65,29 @@ class Format:
     ``fallback_types`` (the event types of an input with no decisive object that is
     then read as this agent's; one format at most), ``help`` ({verb: prose}: what that
     verb's --help and man page say of this agent, a paragraph headed by its title; a
-    verb names no agent) and ``order`` (where it stands in listings)."""
+    verb names no agent) and ``order`` (where it stands in listings).
+
+    A format reads one form of one agent's output: ``agent`` names the agent (default
+    ``name``; ``--agent`` names agents, and forces each of its forms), ``form`` says
+    which: "stream" (what the agent prints) or "session" (the files it keeps on disk,
+    docs/agents.md#session-files; their runs end ``ok``, ``failed``, ``interrupted`` or
+    ``open``, RunEnd.outcome).  ``document(value, text)``: the records of an input
+    that is one JSON document rather than lines (``value``, decoded from the bytes
+    ``text``: a pretty-printed object), when it is this format's, as ``[(line, object),
+    ...]`` in order, read like decoded lines; a message when it is a document of the
+    agent's that is no input ndagent reads; None when it is not the agent's."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
-                 "refuses", "running_total", "own_native", "fallback_types", "help", "order")
+                 "refuses", "running_total", "own_native", "fallback_types", "help", "order",
+                 "agent", "form", "document")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  running_total=None, own_native=None, fallback_types=None, help=None,
-                 order=100):
+                 order=100, agent=None, form="stream", document=None):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -95,6 +109,10 @@ class Format:
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.help = dict(help or {})
         self.order = order
+        self.agent = name if agent is None else agent
+        if form not in FORMS:
+            raise ValueError(f"{name}: form is one of {FORMS}: {form!r}")
+        self.form, self.document = form, document
 
     def is_noise(self, bad):
         """Whether the bad line ``bad`` (a decoder BadLine) is one the agent's CLI is known
@@ -107,7 +125,8 @@ class Format:
         gives it ("" where it gave none), or None for a run that has none: a failed
         run has one only where the answer is live (its text is the answer whatever
         came of the run)."""
-        if not (end.ok or end.cutoff or self.live_answer):
+        if not (end.ok or end.cutoff or self.live_answer
+                or end.outcome in ("interrupted", "open")):
             return None
         return end.answer if end.answer.__class__ is str else ""
 

@@ -71,6 +71,8 @@ def decides(data):
 
 
 def _decides(data):
+    if "sessionId" in data:  # a line of a session file (claude_session), never a stream's
+        return False
     kind = data.get("type")
     # The most frequent types first, with no any(): after detection, this runs on every
     # assistant line of a Cursor stream (formats.OtherAgents).

@@ -32,7 +32,8 @@ OUTPUTS = ("stdout", "stderr", "status")
 
 # The agents whose goldens 'make golden' makes: those ndagent reads.  The inputs of the
 # others wait in their folders; add an agent here when ndagent learns its format.
-AGENTS = ("cursor", "claude", "codex", "gemini", "opencode", "antigravity", "copilot")
+AGENTS = ("cursor", "claude", "codex", "gemini", "opencode", "antigravity", "copilot",
+          "claude_session", "codex_session", "gemini_session", "cursor_session")
 
 
 def cases(names=()):

@@ -1,6 +1,6 @@
 # fish completion for ndagent-tools (made by man/completions.py)
 complete -c ndagent-tools -s h -l help -d '-h'
-complete -c ndagent-tools -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream each FILE is'
+complete -c ndagent-tools -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream'
 complete -c ndagent-tools -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-tools -l strict -d 'make every warning an error'
 complete -c ndagent-tools -s q -l quiet -d 'print no warnings, only errors'

@@ -1,0 +1,156 @@
+"""The session files agents keep on disk (docs/agents.md#session-files): told by their
+content from each other and from the streams, read by every verb, their figures by the
+de-duplication rules (the goldens under tests/golden/*_session show each verb; here,
+what they do not: the real files' figures, the refusals, the bounds)."""
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ndagent import formats, inputs, sources
+from ndagent.cmd_json import main as json_main
+from ndagent.cmd_result import main as result_main
+from ndagent.cmd_stats import main as stats_main
+from ndagent.decoder import decode_line
+
+GOLDEN = Path(__file__).parent / "golden"
+SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sessions"
+needs_sessions = pytest.mark.skipif(not SESSIONS.is_dir(),
+                                    reason="../shared/corpus/sessions is not beside this clone")
+
+
+def case(name):
+    return GOLDEN / name / "input.ndjson"
+
+
+def runs(call, *paths):
+    status, out, err = call(json_main, *paths)
+    return [orjson.loads(line) for line in out.splitlines()], status, err
+
+
+def told(path):
+    """The format an input's first objects tell."""
+    detector = formats.Detector()
+    for line, text in enumerate(path.read_bytes().splitlines(), 1):
+        value = decode_line(text)
+        if value.__class__ is dict:
+            found = detector.add(value, line)
+            if found is not None:
+                return found[0].name
+    return None
+
+
+def test_a_claude_transcript_is_no_cut_off_stream(call):
+    """It was read as a Claude stream: one run cut off, status 1."""
+    assert told(case("claude_session/rejected-interrupted")) == "claude_session"
+    found, status, err = runs(call, case("claude_session/rejected-interrupted"))
+    assert (status, err) == (0, "")
+    assert [run["outcome"] for run in found] == ["interrupted", "ok"]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*_session/*/input.ndjson")),
+                         ids=lambda path: f"{path.parent.parent.name}/{path.parent.name}")
+def test_each_session_run_is_one_object_with_the_keys_in_order(call, path):
+    found, _, _ = runs(call, path)
+    assert found
+    for number, run in enumerate(found, 1):
+        assert list(run) == ["type", "agent", "session_id", "run", "prompt", "answer",
+                             "outcome", "error", "started", "ended", "duration_ms", "model",
+                             "usage", "cost_usd", "tools", "source", "line"]
+        assert run["run"] == number and run["outcome"] in ("ok", "failed", "interrupted",
+                                                            "open")
+
+
+def test_codex_usage_is_the_difference_of_totals_never_the_sum_of_repeats(call):
+    found, _, _ = runs(call, case("codex_session/repeated-token-count"))
+    input_total = sum(run["usage"]["input"] + run["usage"]["cacheRead"] for run in found)
+    assert input_total == 22000  # the last total_token_usage's input_tokens
+    assert sum(run["usage"]["output"] for run in found) == 260
+
+
+def test_claude_usage_counts_each_message_once_its_largest_line(call):
+    (run,) = runs(call, case("claude_session/agent-progress"))[0]
+    # msg_B1 + msg_B2 of the main thread, msg_S1 (its larger line) + msg_S2 copied
+    assert run["usage"] == {"input": 3 + 2 + 5 + 4, "cacheRead": 12000 + 17000 + 8000 + 10000,
+                            "cacheWrite": 5000 + 400 + 2000 + 100,
+                            "output": 90 + 30 + 44 + 20}
+
+
+def test_stats_counts_a_subagent_file_and_its_copies_once(call):
+    args = ("--format", "ndjson", case("claude_session/agent-progress"))
+    _, alone, _ = call(stats_main, *args)
+    _, both, _ = call(stats_main, *args, case("claude_session/subagent-file"))
+    alone, both = orjson.loads(alone)["tokens"], orjson.loads(both)["tokens"]
+    assert {name: both[name] for name in ("input", "cacheRead", "cacheWrite", "output")} == \
+        {name: alone[name] for name in ("input", "cacheRead", "cacheWrite", "output")}
+
+
+def test_result_last_prints_the_last_run_s_answer(call):
+    status, out, _ = call(result_main, "--last", case("claude_session/rejected-interrupted"),
+                          case("claude_session/compaction-open"))
+    assert (status, out) == (0, b"Adding a discount test.\n")
+
+
+def test_agent_forces_the_agent_of_either_form(call):
+    path = case("claude_session/compaction-open")
+    assert runs(call, "--agent", "claude", path)[1] == 0
+    found, status, err = runs(call, "--agent", "codex", path)
+    assert (found, status) == ([], 1)
+    assert "a claude session file, not codex (--agent codex)" in err
+
+
+def test_a_gemini_logs_json_is_refused_in_one_line(call, write):
+    path = write(orjson.dumps([{"sessionId": "s", "messageId": 0, "type": "user",
+                                "message": "hi", "timestamp": "2026-01-01T00:00:00Z"}],
+                              option=orjson.OPT_INDENT_2), "logs.json")
+    found, status, err = runs(call, path)
+    assert (found, status) == ([], 1)
+    assert err.endswith("a Gemini logs.json (prompts only), not a session\n")
+
+
+def test_a_document_past_the_bound_is_refused(call, monkeypatch):
+    monkeypatch.setattr(sources, "DOCUMENT_BYTES", 1000)
+    monkeypatch.setattr(inputs, "DOCUMENT_BYTES", 1000)
+    found, status, err = runs(call, case("gemini_session/whole-document"))
+    assert (found, status) == ([], 1)
+    assert "input too large for a JSON document" in err
+
+
+def test_any_other_document_is_still_json_output(call, write):
+    path = write(orjson.dumps({"type": "result", "result": "hi"}, option=orjson.OPT_INDENT_2))
+    assert "json output, not stream-json" in runs(call, path)[2]
+
+
+def test_a_codex_rollout_before_the_payload_envelope_is_refused(call, write):
+    path = write([b'{"id":"x","timestamp":"2025-01-01T00:00:00Z","instructions":null}',
+                  b'{"record_type":"state"}'])
+    assert "unsupported codex session format" in runs(call, path)[2]
+
+
+# The real files (SESSIONS.md part 9: the figures ccusage gives, where comparable).
+
+@needs_sessions
+@pytest.mark.parametrize(("name", "figures"), [
+    ("claude/spotter-2.1.38-task-agent-progress.jsonl",
+     {"input": 1600, "output": 1593, "cacheWrite": 40127, "cacheRead": 522629}),
+    ("codex/codemie-0.125.0-tui-rollout-019e1625.jsonl",
+     {"input": 1126300, "cacheRead": 4929536, "cacheWrite": 0, "output": 9118}),
+    ("gemini/codemie-2026-01-session-37b7abef-file-ops.json",
+     {"input": 25301, "cacheRead": 62117, "output": 1441}),
+])
+def test_real_session_totals(call, name, figures):
+    found, status, _ = runs(call, SESSIONS / name)
+    assert status == 0
+    totals = {key: sum(run["usage"][key] or 0 for run in found) for key in figures}
+    assert totals == figures
+
+
+@needs_sessions
+def test_real_codex_turns_and_answer(call):
+    found, _, _ = runs(call, SESSIONS / "codex/codemie-0.125.0-tui-rollout-019e1625.jsonl")
+    assert [run["usage"] for run in found] == [
+        {"input": 20786, "cacheRead": 37120, "cacheWrite": 0, "output": 374},
+        {"input": 1105514, "cacheRead": 4892416, "cacheWrite": 0, "output": 8744}]
+    assert (found[0]["prompt"], found[0]["started"], found[0]["duration_ms"]) == (
+        "show tools", "2026-05-11T08:27:17.493Z", 15481)
