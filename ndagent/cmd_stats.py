@@ -28,6 +28,7 @@ from ndagent.figures import (
 from ndagent.frame import Command, read_inputs
 from ndagent.model import OUTCOMES, UNFINISHED, run_outcome
 from ndagent.output import Progress
+from ndagent.prices import Prices, PricesError
 from ndagent.terminal import escape_controls, quote, tsv_row
 
 SUMMARY = "print figures over runs: outcomes, time, tokens, cost, tool calls"
@@ -169,6 +170,12 @@ class StatsCommand(Command):
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
+            "--prices", metavar="FILE",
+            help="add cost_estimated_usd: the runs' tokens priced from FILE, a table in "
+                 "LiteLLM's model_prices_and_context_window.json format (an estimate, "
+                 "labelled so; a model it does not name is not priced)",
+        ).brief = "estimate costs from a LiteLLM price table"
+        parser.add_argument(
             "--top", type=options.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
         options.add_jobs_option(parser)
@@ -209,6 +216,12 @@ class StatsCommand(Command):
         self.zone = args.tz
         self.since, self.until = (None if text is None else date_of(text, args.tz)
                                   for text in (args.since, args.until))
+        self.prices = self.prices_error = None
+        if args.prices is not None:
+            try:
+                self.prices = _read_prices(args.prices)
+            except PricesError as error:
+                self.prices_error = str(error)
         self.progress = None
         form = args.format
         if form is None:
@@ -219,6 +232,8 @@ class StatsCommand(Command):
 
     def execute(self):
         problem = self._conflict()
+        if self.prices_error is not None:
+            problem = f"--prices: {self.prices_error}"
         if problem is not None:
             self.say(f"{problem} (see '{self.prog} --help')")
             return options.EXIT_USAGE
@@ -355,15 +370,24 @@ class StatsCommand(Command):
         duration = figure(end.duration_ms)
         model = end.model if end.model is not None else start.model
         key = self._key(start, model, day)
-        usage = end.usage if end.usage_parts is None else self._claim(end.usage_parts, key)
+        parts = end.usage_parts
+        if parts is not None:
+            parts = self._claim(parts, key)
+        if parts is None:
+            usage = end.usage
+        elif parts:
+            usage = _usage_of(parts)
+        else:  # every message was counted before (None: the run made none)
+            usage = dict.fromkeys(TOKENS, 0) if end.usage_parts else None
         tokens = None if usage.__class__ is not dict else {
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
+        estimate = None if self.prices is None else self._estimate(model, tokens, parts)
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
-                            end.tokens_from)
+                            end.tokens_from, estimate)
             return
-        self._group(key).add_run(outcome, duration, tokens, cost, tally)
+        self._group(key).add_run(outcome, duration, tokens, cost, tally, estimate)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
             self.openings.append([total_key, index, key, state["usage"], state["cost"]])
@@ -381,23 +405,29 @@ class StatsCommand(Command):
                 "file": start.source, "project": start.project}[by]
 
     def _claim(self, parts, group):
-        """The usage of a run's API messages ``parts`` ({key: (model, usage)}) that no
-        run read before counted (None: none reports one)."""
+        """Of a run's API messages ``parts`` ({key: (model, usage)}), those that no run
+        read before counted, [(model, usage)]: they are counted now."""
         claimed = self.claimed
-        usage = None
-        for key, (_, figures) in parts.items():
-            if key in claimed:
-                continue
-            claimed[key] = [group, figures]
-            if usage is None:
-                usage = dict.fromkeys(TOKENS, 0)
-            for name in TOKENS:
-                value = figures.get(name)
-                usage[name] = None if value is None or usage[name] is None \
-                    else usage[name] + value
-        if usage is None and parts:
-            return dict.fromkeys(TOKENS, 0)  # every message counted before
-        return usage
+        found = []
+        for key, (model, figures) in parts.items():
+            if key not in claimed:
+                claimed[key] = [group, figures]
+                found.append((model, figures))
+        return found
+
+    def _estimate(self, model, tokens, parts):
+        """The run's cost estimated from the price table: each API message's by its own
+        model where the run says them; None where one is not priced."""
+        if parts is None:
+            return None if tokens is None else self.prices.cost(model, tokens)
+        total = 0
+        for each, figures in parts:
+            if any(figures.values()):
+                cost = self.prices.cost(each or model, figures)
+                if cost is None:
+                    return None
+                total += cost
+        return total
 
     def no_run(self, source):
         if self.by != "run":
@@ -484,6 +514,8 @@ class StatsCommand(Command):
         first = True
         for key, figures in self._ordered_groups():
             record = figures.report(top)
+            if self.prices is not None:
+                record["cost_estimated_usd"] = figures.estimate()
             if self.form == "ndjson":
                 if self.by is not None:
                     record = {_key_name(self.by): key, **record}
@@ -501,7 +533,8 @@ class StatsCommand(Command):
                 self._write_text(lines)
             first = False
 
-    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from):
+    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from,
+                   estimate):
         tools = tally.report()
         if tokens_from is None and (tokens is not None or cost is not None):
             tokens_from = "run"
@@ -510,6 +543,8 @@ class StatsCommand(Command):
                   "duration_ms": duration, "tokens": tokens, "cost_usd": cost,
                   "tokens_from": tokens_from,
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
+        if self.prices is not None:
+            record["cost_estimated_usd"] = estimate
         if self.form == "ndjson":
             self.out.write_json(record)
         elif self.form == "tsv":
@@ -529,6 +564,25 @@ class StatsCommand(Command):
         the commands are quoted already."""
         text = "".join(escape_controls(line) + "\n" for line in lines)
         self.out.write(text.encode("utf-8", "replace"))
+
+
+_PRICES = {}  # path -> its table, read once in a process (and its shares' processes)
+
+
+def _read_prices(path):
+    if path not in _PRICES:
+        _PRICES[path] = Prices.read(path)
+    return _PRICES[path]
+
+
+def _usage_of(parts):
+    """The usage of API messages [(model, usage)]."""
+    usage = dict.fromkeys(TOKENS, 0)
+    for _, figures in parts:
+        for name in TOKENS:
+            value = figures.get(name)
+            usage[name] = None if value is None or usage[name] is None else usage[name] + value
+    return usage
 
 
 def _zone(text):
@@ -587,6 +641,11 @@ def _text_block(record):
     cost = record["cost_usd"]
     lines.append(f"cost         ${cost['total']:,.4f} ({_plural(cost['runs'], 'run')})"
                  if cost["runs"] else "cost         not reported")
+    estimate = record.get("cost_estimated_usd")
+    if estimate is not None:
+        lines.append(f"cost (est.)  ${estimate['total']:,.4f} estimated from the price table "
+                     f"({_plural(estimate['runs'], 'run')})" if estimate["runs"]
+                     else "cost (est.)  no run priced by the price table")
     lines.append(f"tool calls   {record['tool_calls']}")
     for kind, outcomes in record["tools"].items():
         lines.append(f"  {kind:<12} {sum(outcomes.values())}: "
@@ -611,6 +670,8 @@ def _run_line(record):
                                if tokens[name] is not None) + " tokens")
     if record["cost_usd"] is not None:
         said.append(f"${record['cost_usd']:,.4f}")
+    if record.get("cost_estimated_usd") is not None:
+        said.append(f"${record['cost_estimated_usd']:,.4f} estimated")
     calls = _plural(record["tool_calls"], "tool call")
     failing = [f"{count} {outcome}" for outcome, count in
                zip(OUTCOMES, _by_outcome(record["tools"])) if count and outcome != "success"]

@@ -93,7 +93,7 @@ class Figures:
 
     __slots__ = ("runs", "no_run", "duration_runs", "duration_total", "duration_range",
                  "histogram", "token_runs", "tokens", "cost_runs", "cost_total", "tools",
-                 "commands")
+                 "commands", "estimate_runs", "estimate_total")
 
     def __init__(self):
         self.runs = {"ok": 0, "failed": 0, "cutoff": 0}
@@ -106,8 +106,10 @@ class Figures:
         self.cost_runs = self.cost_total = 0
         self.tools = {}  # (kind, status) -> calls
         self.commands = {}  # failed command -> calls
+        # The cost estimated from a price table (--prices), of the runs it priced.
+        self.estimate_runs = self.estimate_total = 0
 
-    def add_run(self, outcome, duration, tokens, cost, tally):
+    def add_run(self, outcome, duration, tokens, cost, tally, estimate=None):
         self.runs[outcome] = self.runs.get(outcome, 0) + 1
         if duration is not None:
             self.duration_runs += 1
@@ -126,6 +128,14 @@ class Figures:
             self.cost_total += _exact(cost)
         _add_counts(self.tools, tally.tools)
         _add_counts(self.commands, tally.commands)
+        if estimate is not None:
+            self.estimate_runs += 1
+            self.estimate_total += _exact(estimate)
+
+    def estimate(self):
+        """The estimated cost as printed: the runs priced, and their total in USD."""
+        return {"runs": self.estimate_runs,
+                "total": float(self.estimate_total) if self.estimate_runs else None}
 
     def uncount(self, tokens):
         """Take back the tokens {name: figure} counted before in this group's runs: an API
@@ -166,6 +176,8 @@ class Figures:
         self.cost_total += other.cost_total
         _add_counts(self.tools, other.tools)
         _add_counts(self.commands, other.commands)
+        self.estimate_runs += other.estimate_runs
+        self.estimate_total += other.estimate_total
 
     def report(self, top):
         """The figures as printed (json), with the ``top`` failed commands (None: all)."""
@@ -207,8 +219,9 @@ class Figures:
 
     def state(self):
         """The figures as a partial holds them, in a fixed order: JSON's kinds only
-        (objects, lists, strings, numbers), as they are also sent between processes."""
-        return {
+        (objects, lists, strings, numbers), as they are also sent between processes;
+        the estimated cost only where a run was priced."""
+        found = {
             "runs": _in_order(self.runs), "no_run": self.no_run,
             "duration_runs": self.duration_runs, "duration_total": str(self.duration_total),
             "duration_range": None if self.duration_range is None else list(self.duration_range),
@@ -219,6 +232,10 @@ class Figures:
             "tools": _tools_report(self.tools),
             "failed_commands": [list(pair) for pair in sorted(self.commands.items())],
         }
+        if self.estimate_runs:
+            found["estimate_runs"] = self.estimate_runs
+            found["estimate_total"] = str(self.estimate_total)
+        return found
 
     @classmethod
     def from_state(cls, data):
@@ -265,6 +282,10 @@ class Figures:
             if pair.__class__ is not list or len(pair) != 2 or pair[0].__class__ is not str:
                 raise BadPartial('"failed_commands" holds a bad command')
             figures.commands[pair[0]] = _counted(pair[1], "failed_commands")
+        if "estimate_runs" in data:
+            figures.estimate_runs = _counted(data["estimate_runs"], "estimate_runs")
+            figures.estimate_total = _sum(_field(data, "estimate_total", str),
+                                          "estimate_total")
         return figures
 
 

@@ -21,6 +21,7 @@ PACKAGE = Path(ndagent.__file__).parent
 LAYERS = (
     ("terminal",),
     ("sources",),
+    ("prices",),
     ("selection",),
     ("jsonvalues",),
     ("decoder",),

@@ -11,6 +11,7 @@ complete -c ndagent-stats -l since -x -d 'only the runs that began on DATE or la
 complete -c ndagent-stats -l until -x -d 'only the runs that began on DATE or before'
 complete -c ndagent-stats -l format -x -a 'text ndjson tsv' -d 'text'
 complete -c ndagent-stats -l header -d 'with --format tsv, a header row first'
+complete -c ndagent-stats -l prices -x -d 'add cost_estimated_usd'
 complete -c ndagent-stats -l top -x -d 'how many failed commands to print'
 complete -c ndagent-stats -s j -l jobs -x -d 'read the FILEs in N processes'
 complete -c ndagent-stats -l keep-going -d 'print the figures'

@@ -73,6 +73,7 @@ complete -c ndagent -n '__fish_seen_subcommand_from stats' -l since -x -d 'only 
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l until -x -d 'only the runs that began on DATE or before'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l format -x -a 'text ndjson tsv' -d 'text'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l header -d 'with --format tsv, a header row first'
+complete -c ndagent -n '__fish_seen_subcommand_from stats' -l prices -x -d 'add cost_estimated_usd'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l top -x -d 'how many failed commands to print'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -s j -l jobs -x -d 'read the FILEs in N processes'
 complete -c ndagent -n '__fish_seen_subcommand_from stats' -l keep-going -d 'print the figures'
