@@ -13,8 +13,11 @@ output (``begin_output``, ``end_output``).
 """
 
 
+import os
+
 from ndagent import engine, inputs
 from ndagent.feed import Stop, Where, output_file, read_here
+from ndagent.formats import session_stores
 from ndagent.model import FORGOTTEN, UNFINISHED
 from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
 from ndagent.sources import STREAM_FILES, Part, source_name
@@ -111,6 +114,10 @@ class Command:
         self.pairer = None  # the frame's CallPairer, while it runs
         # The running totals of the runs read so far (ndagent.totals), across inputs.
         self.totals = Totals()
+        # The folders of the session files --sessions reads (that exist).
+        sessions = getattr(args, "sessions", False)
+        self.stores = [] if sessions is False else session_stores(
+            sessions, os.environ, os.path.expanduser("~"))
 
     def execute(self):
         """Run as the owner of standard output: what is written once per output
@@ -128,9 +135,9 @@ class Command:
         """The inputs to read: the FILEs, a directory's stream files in its place
         (``inputs.expand``; one that holds none is a warning), or standard input when
         there is no FILE."""
-        if not self.args.files:
+        if not self.args.files and not self.stores:
             return ["-"]
-        found, empty = inputs.expand(self.args.files)
+        found, empty = inputs.expand(self.stores + self.args.files)
         for folder in empty:
             self.warn(Where(source_name(folder), None),
                       f"no stream file in this directory ({STREAM_FILES})")
@@ -224,7 +231,10 @@ class Command:
 
     def not_read(self, where, message):
         """An input that is not read: no agent's stream, or another agent's than
-        ``--agent`` names.  An error, status 1."""
+        ``--agent`` names.  An error, status 1 (but for a file of an agent's session
+        folder, --sessions, which may hold other files)."""
+        if any(where.source.startswith(os.path.join(store, "")) for store in self.stores):
+            return
         self.error(where, message)
 
     def finish(self):

@@ -164,7 +164,8 @@ class Parser(argparse.ArgumentParser):
 def _attach_optional_values(parser, args):
     """An option whose value is optional (``nargs="?"``, as --color) takes the next
     word as its value only when it is one of its choices (``--color never FILE``), or
-    an attached value (``--color=never``); else a bare ``--color`` means its ``const``
+    one that its ``takes`` test takes (``--sessions`` a list of agents), or an attached
+    value (``--color=never``); else a bare ``--color`` means its ``const``
     and the word after it stays an argument (a FILE): argparse alone took any word
     after it for the option's value."""
     optional = {name: action for action in parser._actions
@@ -184,7 +185,9 @@ def _attach_optional_values(parser, args):
             given.append(arg)
             continue
         following = args[index + 1] if index + 1 < len(args) else None
-        if following is not None and action.choices and following in action.choices:
+        takes = getattr(action, "takes", None)
+        if following is not None and (action.choices and following in action.choices
+                                      or takes is not None and takes(following)):
             next(words)
             given.append(f"{name}={following}")
         else:
@@ -448,6 +451,17 @@ def command_parser(verb, summary, description, examples, converter=True,
                                          "decompressed; a directory: the stream files below "
                                          f"it ({STREAM_FILES}), in name order")
         files.complete = COMPLETE_FILES
+        sessions = parser.add_argument(
+            "--sessions", nargs="?", const="all", default=False, type=_session_agents,
+            metavar="AGENTS",
+            help="read the session files that the agents keep in their default folders "
+                 "(every agent's, or those of AGENTS, named as --agent names them and "
+                 "comma-separated), "
+                 "before any FILE: " + _stores_listing() + "; a file there that is no "
+                 "session is passed over",
+        )
+        sessions.brief = "read the agents' own session files (of AGENTS)"
+        sessions.takes = _names_agents
     parser.add_argument(
         # AGENT rather than the choices in the usage: nine names do not fit a line.
         "--agent", choices=("auto", *agents()), default="auto", metavar="AGENT",
@@ -473,6 +487,40 @@ def command_parser(verb, summary, description, examples, converter=True,
 
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _names_agents(word):
+    """Whether a word is a list of agents whose session files ndagent reads."""
+    try:
+        _session_agents(word)
+    except argparse.ArgumentTypeError:
+        return False
+    return word != "all"
+
+
+def _session_agents(text):
+    """--sessions' value: the agents named (None: all of them)."""
+    if text == "all":
+        return None
+    named = [each.strip() for each in text.split(",") if each.strip()]
+    known = {each.agent for each in all_formats() if each.stores is not None}
+    unknown = [each for each in named if each not in known]
+    if unknown or not named:
+        raise argparse.ArgumentTypeError(
+            f"not agents whose session files ndagent reads ({', '.join(sorted(known))}): "
+            f"{text!r}")
+    return tuple(named)
+
+
+def _stores_listing():
+    """Where each agent's session files are, for --help."""
+    home = "~"
+    listed = []
+    for each in all_formats():
+        if each.stores is not None:
+            found = ", ".join(each.stores({}, home))
+            listed.append(f"{each.agent} {found}")
+    return "; ".join(listed)
 
 
 def _size(text):

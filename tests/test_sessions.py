@@ -154,3 +154,53 @@ def test_real_codex_turns_and_answer(call):
         {"input": 1105514, "cacheRead": 4892416, "cacheWrite": 0, "output": 8744}]
     assert (found[0]["prompt"], found[0]["started"], found[0]["duration_ms"]) == (
         "show tools", "2026-05-11T08:27:17.493Z", 15481)
+
+
+# --sessions: the agents' default folders, read as ccusage reads them with no argument.
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A home folder with a session file of each agent in its default folder, a
+    Gemini logs.json beside its chats, and none of the agents' variables set."""
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    layout = {
+        ".claude/projects/-home-ana-shop/5f0c2a9e.jsonl": "claude_session/rejected-interrupted",
+        ".codex/sessions/2026/01/02/rollout-2026-01-02T07-00-00-x.jsonl":
+            "codex_session/repeated-token-count",
+        ".gemini/tmp/shop/chats/session-2026-04-20T10-00-3e9a7c21.jsonl":
+            "gemini_session/jsonl-set-rewind",
+        ".cursor/projects/srv-app/agent-transcripts/a/a.jsonl": "cursor_session/no-turn-ended",
+    }
+    for path, name in layout.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(case(name).read_bytes())
+    (tmp_path / ".gemini/tmp/shop/logs.json").write_bytes(
+        b'[{"sessionId": "s", "messageId": 0, "type": "user", "message": "hi"}]\n')
+    return tmp_path
+
+
+def test_sessions_reads_every_agent_s_default_folder(call, home):
+    status, out, err = call(stats_main, "--sessions", "--by", "agent", "--format", "ndjson")
+    assert (status, err) == (0, "")  # the logs.json passed over
+    found = {record["agent"]: record["runs"]["total"] for record in map(orjson.loads,
+                                                                        out.splitlines())}
+    assert found == {"claude": 2, "codex": 2, "cursor": 2, "gemini": 3}
+
+
+def test_sessions_names_agents_and_config_folders(call, home, monkeypatch):
+    status, out, _ = call(stats_main, "--sessions", "claude,codex", "--by", "agent",
+                          "--format", "ndjson")
+    assert status == 0
+    assert [orjson.loads(line)["agent"] for line in out.splitlines()] == ["claude", "codex"]
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "elsewhere"))
+    status, out, _ = call(stats_main, "--sessions", "claude", "--format", "ndjson")
+    assert orjson.loads(out)["runs"]["total"] == 0
+
+
+def test_since_and_until_keep_the_runs_begun_those_days(call):
+    paths = [case("claude_session/rejected-interrupted"), case("codex_session/aborted-resumed")]
+    status, out, _ = call(stats_main, "--tz", "UTC", "--since", "2026-05-12", "--until",
+                          "20260512", "--format", "ndjson", *paths)
+    assert status == 0 and orjson.loads(out)["runs"]["total"] == 1

@@ -74,6 +74,19 @@ def agents():
     return tuple(dict.fromkeys(each.agent for each in found))
 
 
+def session_stores(named, environ, home):
+    """The folders of the session files of the agents ``named`` (None: every agent),
+    that exist, each once, in the formats' order."""
+    found = []
+    for each in all_formats():
+        if each.stores is None or named is not None and each.agent not in named:
+            continue
+        for folder in each.stores(environ, home):
+            if folder not in found and os.path.isdir(folder):
+                found.append(folder)
+    return found
+
+
 def what(module):
     """What an input of ``module``'s format is, for messages: 'a claude stream', 'a
     claude session file'."""

@@ -75,19 +75,22 @@ class Format:
     that is one JSON document rather than lines (``value``, decoded from the bytes
     ``text``: a pretty-printed object), when it is this format's, as ``[(line, object),
     ...]`` in order, read like decoded lines; a message when it is a document of the
-    agent's that is no input ndagent reads; None when it is not the agent's."""
+    agent's that is no input ndagent reads; None when it is not the agent's.
+    ``stores(environ, home)``: the folders a session format's agent keeps its files in
+    by default, from the environment and the home folder (``--sessions``), whether
+    they exist or not."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
                  "refuses", "running_total", "own_native", "fallback_types", "help", "order",
-                 "agent", "form", "document")
+                 "agent", "form", "document", "stores")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  running_total=None, own_native=None, fallback_types=None, help=None,
-                 order=100, agent=None, form="stream", document=None):
+                 order=100, agent=None, form="stream", document=None, stores=None):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -112,7 +115,7 @@ class Format:
         self.agent = name if agent is None else agent
         if form not in FORMS:
             raise ValueError(f"{name}: form is one of {FORMS}: {form!r}")
-        self.form, self.document = form, document
+        self.form, self.document, self.stores = form, document, stores
 
     def is_noise(self, bad):
         """Whether the bad line ``bad`` (a decoder BadLine) is one the agent's CLI is known

@@ -7,6 +7,7 @@ message's ``usage`` repeated on each.  A run goes from one typed prompt to the n
 the file records no outcome, which is inferred: failed, interrupted, ok (the turn's
 ``turn_duration``, the Stop hook's summary, a later prompt, ``end_turn``) or open."""
 
+import os
 import re
 
 from ndagent.formats._claude_calls import kind_of, outcome_of, target_of
@@ -382,6 +383,20 @@ class Reader(SessionReader):
             note("message-usage", "output_tokens fall between the lines of one message")
 
 
+def stores(environ, home):
+    """``$CLAUDE_CONFIG_DIR`` (a comma-separated list of config folders, or of their
+    ``projects`` folders), else ``~/.claude/projects`` and
+    ``${XDG_CONFIG_HOME:-~/.config}/claude/projects``."""
+    given = [each.strip() for each in environ.get("CLAUDE_CONFIG_DIR", "").split(",")
+             if each.strip()]
+    if given:
+        return [each if os.path.basename(each.rstrip("/")) == "projects"
+                else os.path.join(each, "projects") for each in given]
+    config = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    return [os.path.join(home, ".claude", "projects"),
+            os.path.join(config, "claude", "projects")]
+
+
 FORMAT = Format(
     name=NAME,
     agent=AGENT,
@@ -396,5 +411,6 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="its reply",
+    stores=stores,
     order=110,
 )

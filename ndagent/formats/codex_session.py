@@ -6,6 +6,7 @@ Each line is ``{timestamp, type, payload}``.  A run is a turn: ``task_started`` 
 ``user_message`` to the next.  Usage comes from the differences of the cumulative
 ``total_token_usage`` (a repeated ``token_count`` adds nothing)."""
 
+import os
 import re
 
 import orjson
@@ -338,6 +339,12 @@ def _add(usage, more):
     return {name: usage[name] + more[name] for name in usage}
 
 
+def stores(environ, home):
+    """``${CODEX_HOME:-~/.codex}/sessions`` and its ``archived_sessions``."""
+    root = environ.get("CODEX_HOME") or os.path.join(home, ".codex")
+    return [os.path.join(root, "sessions"), os.path.join(root, "archived_sessions")]
+
+
 FORMAT = Format(
     name=NAME,
     agent=AGENT,
@@ -352,5 +359,6 @@ FORMAT = Format(
     checks=CHECKS,
     run_end="task_complete",
     refuses=refuses,
+    stores=stores,
     order=111,
 )

@@ -6,6 +6,7 @@ Rows ``{role, message: {content: [...]}}`` with no type, id, time or usage, and 
 ``turn_ended``, or to the next user row.  Tool calls have no id and no result: each is
 a call whose outcome is not recorded (``unknown``)."""
 
+import os
 import re
 
 from ndagent.formats._session import SessionReader, store_folder, string
@@ -156,6 +157,11 @@ class Reader(SessionReader):
         return out
 
 
+def stores(environ, home):
+    """``~/.cursor/projects``: each project's ``agent-transcripts`` are below it."""
+    return [os.path.join(home, ".cursor", "projects")]
+
+
 FORMAT = Format(
     name=NAME,
     agent=AGENT,
@@ -169,5 +175,6 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="turn_ended",
+    stores=stores,
     order=113,
 )

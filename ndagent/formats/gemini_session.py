@@ -8,6 +8,7 @@ the list) and ``{"$rewindTo": id}`` (that message and every later one are remove
 what the messages are is known only at the end of the file, so the runs are made
 there.  A run goes from one ``user`` message to the next."""
 
+import os
 from sys import getsizeof
 
 import orjson
@@ -261,6 +262,12 @@ def _response(result):
     return result
 
 
+def stores(environ, home):
+    """``.gemini/tmp`` in ``$GEMINI_CLI_HOME`` (which stands for the home), else in the
+    home."""
+    return [os.path.join(environ.get("GEMINI_CLI_HOME") or home, ".gemini", "tmp")]
+
+
 FORMAT = Format(
     name=NAME,
     agent=AGENT,
@@ -275,5 +282,6 @@ FORMAT = Format(
     checks=CHECKS,
     run_end="its reply",
     document=document,
+    stores=stores,
     order=112,
 )

@@ -1,5 +1,6 @@
 # fish completion for ndagent-stats (made by man/completions.py)
 complete -c ndagent-stats -s h -l help -d '-h'
+complete -c ndagent-stats -l sessions -x -d 'read the session files that the agents keep in their defa...'
 complete -c ndagent-stats -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream'
 complete -c ndagent-stats -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-stats -l strict -d 'make every warning an error'

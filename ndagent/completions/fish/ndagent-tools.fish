@@ -1,5 +1,6 @@
 # fish completion for ndagent-tools (made by man/completions.py)
 complete -c ndagent-tools -s h -l help -d '-h'
+complete -c ndagent-tools -l sessions -x -d 'read the session files that the agents keep in their defa...'
 complete -c ndagent-tools -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream'
 complete -c ndagent-tools -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-tools -l strict -d 'make every warning an error'

@@ -1,5 +1,6 @@
 # fish completion for ndagent-validate (made by man/completions.py)
 complete -c ndagent-validate -s h -l help -d '-h'
+complete -c ndagent-validate -l sessions -x -d 'read the session files that the agents keep in their defa...'
 complete -c ndagent-validate -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot' -d 'the agent whose stream'
 complete -c ndagent-validate -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-validate -l version -d 'print the version and exit'
