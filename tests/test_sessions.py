@@ -204,3 +204,13 @@ def test_since_and_until_keep_the_runs_begun_those_days(call):
     status, out, _ = call(stats_main, "--tz", "UTC", "--since", "2026-05-12", "--until",
                           "20260512", "--format", "ndjson", *paths)
     assert status == 0 and orjson.loads(out)["runs"]["total"] == 1
+
+
+def test_gemini_counts_the_tokens_of_rewound_messages_in_the_run_after(call):
+    """A message $rewindTo takes back was still a call made (ccusage counts it too): its
+    tokens go to the run that takes its place."""
+    found, _, _ = runs(call, case("gemini_session/jsonl-set-rewind"))
+    assert [run["prompt"] for run in found] == ["what is in notes.txt", "translate it to german",
+                                                "and in italian?"]
+    assert found[1]["usage"] == {"input": 200 + 200, "cacheRead": 3100 + 3000,
+                                 "cacheWrite": None, "output": 7 + 6}

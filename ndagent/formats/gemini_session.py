@@ -123,6 +123,10 @@ class Reader(SessionReader):
         self.whole = False  # a whole document (its ids must be unique)
         self.notes = []
         self.overflow = False
+        # The usage of the messages a rewind took back (their calls were made, and
+        # billed): the run of the next message keeps it, {id of that message: usage}.
+        self.rewound = None
+        self.carried = {}
 
     def event(self, item):
         data = item.data
@@ -146,6 +150,8 @@ class Reader(SessionReader):
             return []
         self.bytes += size
         self.messages[key] = (item, data)
+        if self.rewound is not None:
+            self.carried[key], self.rewound = self.rewound, None
         return []
 
     def _update(self, item, data):
@@ -171,7 +177,11 @@ class Reader(SessionReader):
                 return
             keys = list(self.messages)
             for key in keys[keys.index(target):]:
-                del self.messages[key]
+                usage = _usage(self.messages.pop(key)[1].get("tokens"))
+                usage = self.carried.pop(key, usage) if usage is None else _add(
+                    usage, self.carried.pop(key, None))
+                if usage is not None:
+                    self.rewound = _add(usage, self.rewound)
 
     def _note(self, item, check, message):
         self.notes.append(Note(check=check, message=message, source=item.source,
@@ -194,10 +204,14 @@ class Reader(SessionReader):
             if self.run is not None:
                 self._end(out)
             self.begin(item, content_text(message.get("content")), timestamp, out)
-            return
-        if self.run is None:
+        elif self.run is None:
             self.begin(item, None, timestamp, out, announced=False)
         run = self.run
+        carried = self.carried.pop(message.get("id"), None)
+        if carried is not None:
+            run.add_usage(carried)
+        if kind == "user":
+            return
         run.seen(item, timestamp)
         if kind == "error":
             run.failure = content_text(message.get("content")) or "error"
@@ -205,10 +219,9 @@ class Reader(SessionReader):
             return
         run.count_model(string(message.get("model")))
         tokens = message.get("tokens")
-        if tokens.__class__ is dict:
-            given, cached = number(tokens.get("input")) or 0, number(tokens.get("cached")) or 0
-            run.add_usage({"input": given - cached, "cacheRead": cached, "cacheWrite": None,
-                           "output": number(tokens.get("output")) or 0})
+        usage = _usage(tokens)
+        if usage is not None:
+            run.add_usage(usage)
         calls = message.get("toolCalls")
         text = content_text(message.get("content"))
         if self.checks and tokens.__class__ is not dict and (text or calls):
@@ -250,6 +263,24 @@ class Reader(SessionReader):
             self.end("failed", out, failure=run.failure)
         else:
             self.end("ok" if run.answered else "open", out)
+
+
+def _usage(tokens):
+    """The four figures of a message's tokens (input less the cached), or None."""
+    if tokens.__class__ is not dict:
+        return None
+    given, cached = number(tokens.get("input")) or 0, number(tokens.get("cached")) or 0
+    return {"input": given - cached, "cacheRead": cached, "cacheWrite": None,
+            "output": number(tokens.get("output")) or 0}
+
+
+def _add(usage, more):
+    if more is None:
+        return usage
+    if usage is None:
+        return more
+    return {name: None if usage[name] is None else usage[name] + (more[name] or 0)
+            for name in usage}
 
 
 def _response(result):
