@@ -59,7 +59,7 @@ def generate_archive(folder, megabytes):
     while written < megabytes * 1e6:
         main, subagents = shapes[copy % len(shapes)]
         project = folder / "projects" / f"-home-user-project-{copy % 40}"
-        session = "%08x-0000-4000-8000-%012x" % (copy, copy)
+        session = f"{copy:08x}-0000-4000-8000-{copy:012x}"
         project.mkdir(parents=True, exist_ok=True)
         data = fresh(main, copy)
         (project / f"{session}.jsonl").write_bytes(data)
