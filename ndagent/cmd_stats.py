@@ -1,6 +1,5 @@
 """ndagent stats: figures over many runs of any agent, mergeable across machines."""
 
-import argparse
 import os
 from sys import getsizeof
 
@@ -17,13 +16,11 @@ from ndagent.figures import (
     BadPartial,
     Figures,
     Tally,
-    date_of,
     day_of,
     figure,
     partial,
     period_of,
     read_partial,
-    zone_of,
 )
 from ndagent.frame import Command, read_inputs
 from ndagent.model import OUTCOMES, UNFINISHED, run_outcome
@@ -150,19 +147,6 @@ class StatsCommand(Command):
             help="one record per run, or the figures of each agent, model, file, session, "
                  "day, week (from Monday), month or project (by default, of all the runs)",
         ).brief = "a record per run, agent, model, file, session, day, ..."
-        parser.add_argument(
-            "--tz", default="local", metavar="ZONE", type=_zone,
-            help="the time zone of --by day, week and month and of --since and --until: "
-                 "an IANA name (Europe/Paris) or UTC (default: the local zone)",
-        ).brief = "the time zone of days (default: the local one)"
-        parser.add_argument(
-            "--since", metavar="DATE",
-            help="only the runs that began on DATE or later (YYYY-MM-DD, YYYYMMDD, today, "
-                 "yesterday; a run with no time is left out)",
-        ).brief = "only the runs begun on DATE or later"
-        parser.add_argument(
-            "--until", metavar="DATE", help="only the runs that began on DATE or before",
-        ).brief = "only the runs begun on DATE or before"
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values"},
@@ -189,17 +173,6 @@ class StatsCommand(Command):
                  f"read is then {MERGE_MAX_LINE >> 30}G by default)")
         parser.set_defaults(max_line=None)
 
-    @classmethod
-    def check_options(cls, parser, args):
-        super().check_options(parser, args)
-        for option, text in (("--since", args.since), ("--until", args.until)):
-            try:
-                if text is not None:
-                    date_of(text, args.tz)
-            except ValueError:
-                parser.error(f"{option}: not a date (YYYY-MM-DD, YYYYMMDD, today, "
-                             f"yesterday): {text!r}")
-
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
         if args.max_line is None:
@@ -214,8 +187,6 @@ class StatsCommand(Command):
         # one in another input (a subagent's file and its parent's copies) counts once.
         self.claimed = {}
         self.zone = args.tz
-        self.since, self.until = (None if text is None else date_of(text, args.tz)
-                                  for text in (args.since, args.until))
         self.prices = self.prices_error = None
         if args.prices is not None:
             try:
@@ -361,11 +332,7 @@ class StatsCommand(Command):
         if told:
             tally.settle(told)
         start = end.start
-        day = day_of(start.started, self.zone)
-        if (self.since is not None or self.until is not None) and (
-                day is None or self.since is not None and day < self.since
-                or self.until is not None and day > self.until):
-            return
+        day = day_of(start.started, self.zone) if self.by in PERIODS else None
         outcome = run_outcome(end)
         duration = figure(end.duration_ms)
         model = end.model if end.model is not None else start.model
@@ -583,14 +550,6 @@ def _usage_of(parts):
             value = figures.get(name)
             usage[name] = None if value is None or usage[name] is None else usage[name] + value
     return usage
-
-
-def _zone(text):
-    """--tz's value: a time zone (None: the local one)."""
-    try:
-        return zone_of(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def _by_outcome(tools):

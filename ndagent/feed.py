@@ -11,6 +11,7 @@ import orjson
 
 from ndagent import inputs
 from ndagent.decoder import BadLine, Event, Skipped, batches
+from ndagent.figures import day_of
 from ndagent.formats import Detector, OtherAgents, all_formats, what
 from ndagent.model import CallPairer, RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.options import EXIT_USAGE
@@ -263,6 +264,8 @@ class _State:
         if self.reader is not None:
             if _dispatch(command, self.pairer, self.reader.finish(), self.last):
                 self.began = True
+            if self.reader.__class__ is _InPeriod and self.reader.hid:
+                self.began = True  # its runs were passed over: it was no empty input
             self.reader = None
 
 
@@ -352,11 +355,52 @@ def _first_own_line(item, reader):
 
 def _reader(module, source, command):
     """A Reader of ``module`` for ``source``, and the command told which format it reads;
-    the reader holds besides the test for another agent's objects (``other_agents``)."""
+    the reader holds besides the test for another agent's objects (``other_agents``).
+    With --since or --until, the runs begun outside those days are passed over."""
     reader = module.reader(source, command.checks, command.reader_needs(module))
+    if command.period is not None:
+        reader = _InPeriod(reader, command.period)
     reader.format = command.format = module
     reader.other_agents = OtherAgents(module)
     return reader
+
+
+class _InPeriod:
+    """A Reader whose runs begun outside the days of ``period`` ((zone, first day, last
+    day), ``options.period``), or at no known time, are passed over whole: their events
+    are not handed on, but ``hid`` says there were runs (the input is not empty)."""
+
+    def __init__(self, reader, period):
+        self.reader = reader
+        self.zone, self.first, self.last = period
+        self.awaits_run = reader.awaits_run
+        self.hiding = self.hid = False
+
+    def event(self, item):
+        return self._shown(self.reader.event(item))
+
+    def skipped(self, item):
+        return self._shown(self.reader.skipped(item))
+
+    def finish(self):
+        return self._shown(self.reader.finish())
+
+    def _shown(self, events):
+        if not self.hiding and not any(event.__class__ is RunStart for event in events):
+            return events
+        shown = []
+        for event in events:
+            kind = event.__class__
+            if kind is RunStart:
+                day = day_of(event.started, self.zone)
+                self.hiding = (day is None or self.first is not None and day < self.first
+                               or self.last is not None and day > self.last)
+                self.hid = self.hid or self.hiding
+            if not self.hiding:
+                shown.append(event)
+            elif kind is RunEnd:
+                self.hiding = False
+        return shown
 
 
 _SELECTIONS = {}

@@ -19,7 +19,14 @@ from ndagent import engine, inputs
 from ndagent.feed import Stop, Where, output_file, read_here
 from ndagent.formats import session_stores
 from ndagent.model import FORGOTTEN, UNFINISHED
-from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
+from ndagent.options import (
+    EXIT_BAD_STREAM,
+    EXIT_OK,
+    EXIT_STATUSES,
+    EXIT_USAGE,
+    command_parser,
+    period,
+)
 from ndagent.sources import STREAM_FILES, Part, source_name
 from ndagent.terminal import escape_controls, quote
 from ndagent.totals import Totals
@@ -99,9 +106,15 @@ class Command:
     @classmethod
     def check_options(cls, parser, args):
         """The usage errors of options that go together (``parser.error``); in every
-        verb: --header is for --format tsv (no other format has a header row)."""
+        verb: --header is for --format tsv (no other format has a header row), and
+        --since and --until take dates."""
         if getattr(args, "header", False) and getattr(args, "format", None) != "tsv":
             parser.error("--header is for --format tsv, the only format with a header row")
+        try:
+            period(args)
+        except ValueError:
+            parser.error("--since and --until take a date: YYYY-MM-DD, YYYYMMDD, today or "
+                         "yesterday")
 
     def __init__(self, args, prog, out):
         self.args = args
@@ -118,6 +131,8 @@ class Command:
         sessions = getattr(args, "sessions", False)
         self.stores = [] if sessions is False else session_stores(
             sessions, os.environ, os.path.expanduser("~"))
+        # (zone, first day, last day) of the runs read (--since, --until), or None.
+        self.period = period(args)
 
     def execute(self):
         """Run as the owner of standard output: what is written once per output
@@ -135,7 +150,10 @@ class Command:
         """The inputs to read: the FILEs, a directory's stream files in its place
         (``inputs.expand``; one that holds none is a warning), or standard input when
         there is no FILE."""
-        if not self.args.files and not self.stores:
+        sessions = getattr(self.args, "sessions", False) is not False
+        if sessions and not self.stores and not self.quiet:
+            self.say("warning: --sessions: no agent's session folder is on this machine")
+        if not self.args.files and not sessions:
             return ["-"]
         found, empty = inputs.expand(self.stores + self.args.files)
         for folder in empty:

@@ -8,6 +8,7 @@ import sys
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
+from ndagent.figures import date_of, zone_of
 from ndagent.formats import DETECT_OBJECTS, agents, all_formats, fallback
 from ndagent.output import die_of_sigpipe, write_all, write_message
 from ndagent.sources import DOCUMENT_BYTES, STREAM_FILES
@@ -462,6 +463,20 @@ def command_parser(verb, summary, description, examples, converter=True,
         )
         sessions.brief = "read the agents' own session files (of AGENTS)"
         sessions.takes = _names_agents
+        parser.add_argument(
+            "--since", metavar="DATE",
+            help="only the runs that began on DATE or later (YYYY-MM-DD, YYYYMMDD, today, "
+                 "yesterday), in --tz's zone; a run with no time (as most streams' runs) "
+                 "is left out",
+        ).brief = "only the runs begun on DATE or later"
+        parser.add_argument(
+            "--until", metavar="DATE", help="only the runs that began on DATE or before",
+        ).brief = "only the runs begun on DATE or before"
+        parser.add_argument(
+            "--tz", default="local", metavar="ZONE", type=_zone,
+            help="the time zone of days (--since, --until, stats --by day, week and "
+                 "month): an IANA name (Europe/Paris) or UTC (default: the local zone)",
+        ).brief = "the time zone of days (default: the local one)"
     parser.add_argument(
         # AGENT rather than the choices in the usage: nine names do not fit a line.
         "--agent", choices=("auto", *agents()), default="auto", metavar="AGENT",
@@ -487,6 +502,24 @@ def command_parser(verb, summary, description, examples, converter=True,
 
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _zone(text):
+    """--tz's value: a time zone (None: the local one)."""
+    try:
+        return zone_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
+def period(args):
+    """(zone, first day, last day) of --since and --until (a day None: no bound), or
+    None without either; ValueError for a DATE that is none."""
+    since, until = getattr(args, "since", None), getattr(args, "until", None)
+    if since is None and until is None:
+        return None
+    return args.tz, *(None if text is None else date_of(text, args.tz)
+                      for text in (since, until))
 
 
 def _names_agents(word):

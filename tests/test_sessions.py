@@ -214,3 +214,15 @@ def test_gemini_counts_the_tokens_of_rewound_messages_in_the_run_after(call):
                                                 "and in italian?"]
     assert found[1]["usage"] == {"input": 200 + 200, "cacheRead": 3100 + 3000,
                                  "cacheWrite": None, "output": 7 + 6}
+
+
+def test_since_works_in_every_verb_and_a_file_of_other_days_is_no_empty_input(call):
+    from ndagent.cmd_text import main as text_main
+    from ndagent.cmd_validate import main as validate_main
+
+    paths = [case("claude_session/rejected-interrupted"), case("claude_session/compaction-open")]
+    status, out, err = call(text_main, "--no-filename", "--tz", "UTC", "--since", "2026-03-04",
+                            *paths)
+    assert (status, out, err) == (0, b"Edited file\n", "")
+    status, out, _ = call(validate_main, "--tz", "UTC", "--until", "2000-01-01", paths[0])
+    assert status == 0 and out.endswith(b": 17 events, 0 runs, 0 errors, 0 warnings\n")
