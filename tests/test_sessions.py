@@ -226,3 +226,18 @@ def test_since_works_in_every_verb_and_a_file_of_other_days_is_no_empty_input(ca
     assert (status, out, err) == (0, b"Edited file\n", "")
     status, out, _ = call(validate_main, "--tz", "UTC", "--until", "2000-01-01", paths[0])
     assert status == 0 and out.endswith(b": 17 events, 0 runs, 0 errors, 0 warnings\n")
+
+
+def test_partials_merge_to_what_one_call_counts(call, tmp_path):
+    """A partial lists the API messages it counted: merged in either order, a subagent's
+    file and its copies in another partial count once."""
+    paths = [case("claude_session/agent-progress"), case("claude_session/subagent-file")]
+    _, whole, _ = call(stats_main, "--format", "ndjson", *paths)
+    partials = []
+    for index, path in enumerate(paths):
+        _, out, _ = call(stats_main, "--partial", path)
+        partials.append(tmp_path / f"{index}.partial")
+        partials[-1].write_bytes(out)
+    for order in (partials, partials[::-1]):
+        _, merged, _ = call(stats_main, "--merge", "--format", "ndjson", *order)
+        assert orjson.loads(merged)["tokens"] == orjson.loads(whole)["tokens"]
