@@ -339,7 +339,7 @@ class StatsCommand(Command):
         key = self._key(start, model, day)
         parts = end.usage_parts
         if parts is not None:
-            parts = self._claim(parts, key)
+            parts = self._claim(parts, key, model)
         if parts is None:
             usage = end.usage
         elif parts:
@@ -353,6 +353,9 @@ class StatsCommand(Command):
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
                             end.tokens_from, estimate)
+            return
+        if self.by == "model" and parts:
+            self._by_model(key, parts, (outcome, duration, cost, tally), model)
             return
         self._group(key).add_run(outcome, duration, tokens, cost, tally, estimate)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
@@ -371,16 +374,35 @@ class StatsCommand(Command):
         return {None: None, "run": None, "agent": start.agent, "model": model,
                 "file": start.source, "project": start.project}[by]
 
-    def _claim(self, parts, group):
+    def _claim(self, parts, group, model):
         """Of a run's API messages ``parts`` ({key: (model, usage)}), those that no run
-        read before counted, [(model, usage)]: they are counted now."""
+        read before counted, [(model, usage)]: they are counted now, in ``group`` (by
+        model: their own model's, else the run's ``model``)."""
         claimed = self.claimed
+        by_model = self.by == "model"
         found = []
-        for key, (model, figures) in parts.items():
+        for key, (each, figures) in parts.items():
             if key not in claimed:
-                claimed[key] = [group, figures]
-                found.append((model, figures))
+                claimed[key] = [(each or model) if by_model else group, figures]
+                found.append((each, figures))
         return found
+
+    def _by_model(self, main, parts, run, model):
+        """A run's API messages' tokens, each in the group of its own model; the run
+        counts once in each model's group, its duration, cost and calls in its main
+        model's (``main``)."""
+        outcome, duration, cost, tally = run
+        models = {}
+        for each, figures in parts:
+            models.setdefault(each or model, []).append((each, figures))
+        for name, messages in models.items():
+            here = name == main
+            self._group(name).add_run(
+                outcome, duration if here else None, _usage_of(messages),
+                cost if here else None, tally if here else Tally(),
+                None if self.prices is None else self._estimate(name, None, messages))
+        if main not in models:
+            self._group(main).add_run(outcome, duration, None, cost, tally)
 
     def _estimate(self, model, tokens, parts):
         """The run's cost estimated from the price table: each API message's by its own

@@ -15,6 +15,7 @@ from ndagent.cmd_stats import main as stats_main
 from ndagent.decoder import decode_line
 
 GOLDEN = Path(__file__).parent / "golden"
+FOUR = ("input", "cacheRead", "cacheWrite", "output")
 SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sessions"
 needs_sessions = pytest.mark.skipif(not SESSIONS.is_dir(),
                                     reason="../shared/corpus/sessions is not beside this clone")
@@ -241,3 +242,23 @@ def test_partials_merge_to_what_one_call_counts(call, tmp_path):
     for order in (partials, partials[::-1]):
         _, merged, _ = call(stats_main, "--merge", "--format", "ndjson", *order)
         assert orjson.loads(merged)["tokens"] == orjson.loads(whole)["tokens"]
+
+
+def test_by_model_splits_a_run_s_tokens_by_each_message_s_model(call, tmp_path):
+    path = case("claude_session/agent-progress")
+    _, out, _ = call(stats_main, "--by", "model", "--format", "ndjson", path)
+    found = {record["model"]: record for record in map(orjson.loads, out.splitlines())}
+    assert found["claude-haiku-4-5-20251001"]["tokens"]["input"] == 5 + 4  # the subagent's
+    assert found["claude-sonnet-4-5"]["tokens"]["input"] == 3 + 2
+    assert found["claude-sonnet-4-5"]["tool_calls"] == 2  # the run's calls: its main model's
+    assert found["claude-haiku-4-5-20251001"]["runs"]["total"] == 1
+    # the same in partials merged, the subagent's own file in another
+    parts = []
+    for index, each in enumerate((path, case("claude_session/subagent-file"))):
+        parts.append(tmp_path / f"{index}")
+        parts[-1].write_bytes(call(stats_main, "--by", "model", "--partial", each)[1])
+    _, merged, _ = call(stats_main, "--merge", "--format", "ndjson", *parts[::-1])
+    merged = {record["model"]: record for record in map(orjson.loads, merged.splitlines())}
+    for model, record in found.items():
+        assert {name: merged[model]["tokens"][name] for name in FOUR} == \
+            {name: record["tokens"][name] for name in FOUR}

@@ -123,9 +123,9 @@ class Reader(SessionReader):
         self.whole = False  # a whole document (its ids must be unique)
         self.notes = []
         self.overflow = False
-        # The usage of the messages a rewind took back (their calls were made, and
-        # billed): the run of the next message keeps it, {id of that message: usage}.
-        self.rewound = None
+        # The messages a rewind took back (their calls were made, and billed), [(id,
+        # model, usage)]: the run of the next message counts them, {its id: them}.
+        self.rewound = []
         self.carried = {}
 
     def event(self, item):
@@ -150,8 +150,8 @@ class Reader(SessionReader):
             return []
         self.bytes += size
         self.messages[key] = (item, data)
-        if self.rewound is not None:
-            self.carried[key], self.rewound = self.rewound, None
+        if self.rewound:
+            self.carried[key], self.rewound = self.rewound, []
         return []
 
     def _update(self, item, data):
@@ -177,11 +177,11 @@ class Reader(SessionReader):
                 return
             keys = list(self.messages)
             for key in keys[keys.index(target):]:
-                usage = _usage(self.messages.pop(key)[1].get("tokens"))
-                usage = self.carried.pop(key, usage) if usage is None else _add(
-                    usage, self.carried.pop(key, None))
+                message = self.messages.pop(key)[1]
+                self.rewound += self.carried.pop(key, [])
+                usage = _usage(message.get("tokens"))
                 if usage is not None:
-                    self.rewound = _add(usage, self.rewound)
+                    self.rewound.append((key, string(message.get("model")), usage))
 
     def _note(self, item, check, message):
         self.notes.append(Note(check=check, message=message, source=item.source,
@@ -207,9 +207,8 @@ class Reader(SessionReader):
         elif self.run is None:
             self.begin(item, None, timestamp, out, announced=False)
         run = self.run
-        carried = self.carried.pop(message.get("id"), None)
-        if carried is not None:
-            run.add_usage(carried)
+        for key, model, usage in self.carried.pop(message.get("id"), ()):
+            _count(run, key, model, usage)
         if kind == "user":
             return
         run.seen(item, timestamp)
@@ -221,7 +220,7 @@ class Reader(SessionReader):
         tokens = message.get("tokens")
         usage = _usage(tokens)
         if usage is not None:
-            run.add_usage(usage)
+            _count(run, message.get("id"), string(message.get("model")), usage)
         calls = message.get("toolCalls")
         text = content_text(message.get("content"))
         if self.checks and tokens.__class__ is not dict and (text or calls):
@@ -274,13 +273,12 @@ def _usage(tokens):
             "output": number(tokens.get("output")) or 0}
 
 
-def _add(usage, more):
-    if more is None:
-        return usage
-    if usage is None:
-        return more
-    return {name: None if usage[name] is None else usage[name] + (more[name] or 0)
-            for name in usage}
+def _count(run, key, model, usage):
+    """Count a message's usage in its run, by its id (a session resumed from a legacy
+    document copies every message into its JSONL file: the same ids)."""
+    if run.parts is None:
+        run.parts = {}
+    run.parts[key] = (model, usage)
 
 
 def _response(result):
