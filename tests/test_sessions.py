@@ -262,3 +262,29 @@ def test_by_model_splits_a_run_s_tokens_by_each_message_s_model(call, tmp_path):
     for model, record in found.items():
         assert {name: merged[model]["tokens"][name] for name in FOUR} == \
             {name: record["tokens"][name] for name in FOUR}
+
+
+def test_a_codex_command_still_running_ends_with_its_exec_command_end(call, write):
+    def line(kind, **payload):
+        return orjson.dumps({"timestamp": "2026-05-11T08:00:00.000Z", "type": kind,
+                             "payload": payload})
+
+    running = "Chunk ID: 1\\nProcess running with session ID 7\\nOutput:\\n"
+    path = write([
+        line("session_meta", id="019e0000-0000-7000-8000-000000000000", cwd="/w"),
+        line("event_msg", type="task_started", turn_id="t1"),
+        line("event_msg", type="user_message", message="build it"),
+        line("response_item", type="function_call", name="exec_command",
+             arguments='{"cmd": "make"}', call_id="c1"),
+        line("response_item", type="function_call_output", call_id="c1", output=running),
+        line("event_msg", type="exec_command_end", call_id="c1", exit_code=2),
+        line("response_item", type="function_call", name="exec_command",
+             arguments='{"cmd": "make serve"}', call_id="c2"),
+        line("event_msg", type="exec_command_end", call_id="c2", exit_code=0),
+        line("response_item", type="function_call_output", call_id="c2", output=running),
+        line("response_item", type="function_call", name="exec_command",
+             arguments='{"cmd": "tail -f log"}', call_id="c3"),
+        line("response_item", type="function_call_output", call_id="c3", output=running),
+        line("event_msg", type="task_complete", turn_id="t1", last_agent_message="done")])
+    (run,) = runs(call, path)[0]
+    assert run["tools"] == {"shell": {"success": 1, "failure": 1, "unknown": 1}}

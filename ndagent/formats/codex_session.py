@@ -41,6 +41,10 @@ _KINDS = {"shell": "shell", "exec_command": "shell", "local_shell_call": "shell"
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call",
                     "web_search_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+# The events that tell how a call ended, in the extended persistence.
+_ENDS = frozenset({"exec_command_end", "patch_apply_end"})
+# The most calls kept waiting for their end, or ends for their call.
+MAX_KEPT = 4096
 _EXITED = re.compile(r"Process exited with code (-?[0-9]+)")
 _RUNNING = "Process running with session ID"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -152,6 +156,10 @@ class Reader(SessionReader):
         self.agent_message = None
         self.final = None  # (phase is final_answer, text) of the last assistant message
         self.requests_unmodelled = False
+        # Of the calls whose outputs say they still run, the ends waiting for their
+        # exec_command_end; the outcomes of the ends that came before their outputs.
+        self.running = {}
+        self.outcomes = {}
 
     def event(self, item):
         data = item.data
@@ -219,6 +227,8 @@ class Reader(SessionReader):
             self._tokens(item, payload, out)
         elif inner == "error" and run is not None:
             run.failure = string(payload.get("message")) or "error"
+        elif inner in _ENDS:
+            self._ended(payload, out)
 
     def _item(self, item, inner, payload, timestamp, out):
         if inner in _CALLS or inner in _OUTPUTS:
@@ -244,12 +254,7 @@ class Reader(SessionReader):
                 else:
                     self.call_started(run, call, out)
             else:
-                output = payload.get("output")
-                run.answered = False
-                self.call_ended(run, ToolEnd(
-                    call_id=string(payload.get("call_id")), outcome=outcome_of(output),
-                    result=output, session_id=self.session_id, time_ms=epoch_ms(timestamp),
-                    source=item.source, line=item.line), out)
+                self._output(item, payload, timestamp, out)
         elif inner == "message" and payload.get("role") == "assistant" and self.run is not None:
             text = _message_text(payload)
             if text:
@@ -258,6 +263,39 @@ class Reader(SessionReader):
                     self.final = (final, text)
                 self.run.answered = True
                 out.append(Text(text, str(item.line), item.source, item.line))
+
+    def _output(self, item, payload, timestamp, out):
+        """A call's output ends it, unless the command is still running: then its
+        ``exec_command_end`` (extended persistence) ends it, else the run's end."""
+        output = payload.get("output")
+        call_id = string(payload.get("call_id"))
+        self.run.answered = False
+        outcome = self.outcomes.pop(call_id, None) or outcome_of(output)
+        end = ToolEnd(call_id=call_id, outcome=outcome, result=output,
+                      session_id=self.session_id, time_ms=epoch_ms(timestamp),
+                      source=item.source, line=item.line)
+        if outcome == "unknown" and call_id is not None and len(self.running) < MAX_KEPT:
+            self.running[call_id] = end
+        else:
+            self.call_ended(self.run, end, out)
+
+    def _ended(self, payload, out):
+        """An ``exec_command_end`` or ``patch_apply_end``: how its call ended."""
+        call_id = string(payload.get("call_id"))
+        code, success = payload.get("exit_code"), payload.get("success")
+        if payload.get("status") == "declined":
+            outcome = "rejected"
+        elif code.__class__ is int or success.__class__ is bool:
+            outcome = "success" if code == 0 or success is True else "failure"
+        else:
+            return
+        end = self.running.pop(call_id, None)
+        if end is not None:
+            end.outcome = outcome
+            self.call_ended(self.run, end, out)
+        elif (call_id is not None and self.run is not None
+              and self.run.calls.get(call_id) is not None and len(self.outcomes) < MAX_KEPT):
+            self.outcomes[call_id] = outcome  # its output is still to come
 
     def _tokens(self, item, payload, out):
         info = payload.get("info")
@@ -303,6 +341,9 @@ class Reader(SessionReader):
 
     def _end(self, out, outcome, failure=None, answer=None):
         run = self.run
+        for end in self.running.values():  # still running when the run ended: unknown
+            self.call_ended(run, end, out)
+        self.running.clear()
         if run.failure is not None and outcome != "interrupted":
             outcome, failure = "failed", run.failure
         if answer is None:
