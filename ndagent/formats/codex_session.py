@@ -41,6 +41,8 @@ _KINDS = {"shell": "shell", "exec_command": "shell", "local_shell_call": "shell"
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call",
                     "web_search_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+# The events that begin and end a turn (newer CLIs).
+_TASKS = frozenset({"task_started", "task_complete", "turn_aborted"})
 # The events that tell how a call ended, in the extended persistence.
 _ENDS = frozenset({"exec_command_end", "patch_apply_end"})
 # The most calls kept waiting for their end, or ends for their call.
@@ -196,22 +198,8 @@ class Reader(SessionReader):
 
     def _event(self, item, inner, payload, timestamp, out):
         run = self.run
-        if inner == "task_started":
-            if run is not None:
-                self._end(out, "open")
-            self.tasks = True
-            self.turn = string(payload.get("turn_id"))
-            self._begin(item, None, timestamp, out)
-        elif inner == "task_complete":
-            if self.checks and (run is None or string(payload.get("turn_id")) != self.turn):
-                self._note(item, "turn-id", "task_complete names no open task_started", out)
-            if run is not None:
-                run.duration_ms = number(payload.get("duration_ms"))
-                answer = string(payload.get("last_agent_message"))
-                self._end(out, "ok", answer=answer)
-        elif inner == "turn_aborted":
-            if run is not None:
-                self._end(out, "interrupted", failure=string(payload.get("reason")))
+        if inner in _TASKS:
+            self._task(item, inner, payload, timestamp, out)
         elif inner == "user_message":
             prompt = string(payload.get("message"))
             if not self.tasks or run is None:
@@ -229,6 +217,25 @@ class Reader(SessionReader):
             run.failure = string(payload.get("message")) or "error"
         elif inner in _ENDS:
             self._ended(payload, out)
+
+    def _task(self, item, inner, payload, timestamp, out):
+        """A turn's start and end events (newer CLIs)."""
+        run = self.run
+        if inner == "task_started":
+            if run is not None:
+                self._end(out, "open")
+            self.tasks = True
+            self.turn = string(payload.get("turn_id"))
+            self._begin(item, None, timestamp, out)
+        elif inner == "task_complete":
+            if self.checks and (run is None or string(payload.get("turn_id")) != self.turn):
+                self._note(item, "turn-id", "task_complete names no open task_started", out)
+            if run is not None:
+                run.duration_ms = number(payload.get("duration_ms"))
+                answer = string(payload.get("last_agent_message"))
+                self._end(out, "ok", answer=answer)
+        elif run is not None:  # turn_aborted
+            self._end(out, "interrupted", failure=string(payload.get("reason")))
 
     def _item(self, item, inner, payload, timestamp, out):
         if inner in _CALLS or inner in _OUTPUTS:
