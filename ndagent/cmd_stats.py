@@ -337,7 +337,8 @@ class StatsCommand(Command):
         duration = figure(end.duration_ms)
         model = end.model if end.model is not None else start.model
         key = self._key(start, model, day)
-        parts = end.usage_parts
+        # Sums count each API message once; a record of --by run is the run's own.
+        parts = None if self.by == "run" else end.usage_parts
         if parts is not None:
             parts = self._claim(parts, key, model)
         if parts is None:
