@@ -346,7 +346,8 @@ class StatsCommand(Command):
         elif parts:
             usage = _usage_of(parts)
         else:  # every message was counted before (None: the run made none)
-            usage = dict.fromkeys(TOKENS, 0) if end.usage_parts else None
+            usage = _usage_of(end.usage_parts.values(), counted=False) \
+                if end.usage_parts else None
         tokens = None if usage.__class__ is not dict else {
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
@@ -565,13 +566,17 @@ def _read_prices(path):
     return _PRICES[path]
 
 
-def _usage_of(parts):
-    """The usage of API messages [(model, usage)]."""
+def _usage_of(parts, counted=True):
+    """The usage of API messages [(model, usage)]; not ``counted``: 0 for each figure
+    they report (they were counted before), None for one they do not."""
     usage = dict.fromkeys(TOKENS, 0)
     for _, figures in parts:
         for name in TOKENS:
             value = figures.get(name)
-            usage[name] = None if value is None or usage[name] is None else usage[name] + value
+            if value is None or usage[name] is None:
+                usage[name] = None
+            elif counted:
+                usage[name] += value
     return usage
 
 

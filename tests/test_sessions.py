@@ -288,3 +288,14 @@ def test_a_codex_command_still_running_ends_with_its_exec_command_end(call, writ
         line("event_msg", type="task_complete", turn_id="t1", last_agent_message="done")])
     (run,) = runs(call, path)[0]
     assert run["tools"] == {"shell": {"success": 1, "failure": 1, "unknown": 1}}
+
+
+@pytest.mark.parametrize("by", ["file", "day", "model"])
+def test_a_file_read_twice_counts_once_in_one_process_and_in_shares(call, monkeypatch, by):
+    paths = [case("gemini_session/jsonl-set-rewind"), case("claude_session/agent-progress"),
+             case("gemini_session/jsonl-set-rewind"), case("claude_session/subagent-file")]
+    printed = []
+    for mode in ("never", "always"):
+        monkeypatch.setenv(inputs.ENVIRONMENT, mode)
+        printed.append(call(stats_main, "--by", by, "--tz", "UTC", *paths)[1])
+    assert printed[0] == printed[1]
