@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := tests/fixtures/sample.ndjson
 
-.PHONY: all demo test golden lint install man completions bench fuzz clean
+.PHONY: all demo test golden lint install man completions bench fuzz clean ccusage
 
 all: test
 
@@ -51,6 +51,15 @@ bench: $(STAMP)  ## ndagent against jq on a generated 100 MB stream, in one run 
 	command -v jq >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq jq; }
 	$(BIN)/python -m compileall -q ndagent  # as an install leaves it: start-up reads, not compiles
 	$(BIN)/python tests/bench/run.py --mb 100 $(if $(BEFORE),--before $(BEFORE))
+
+# The version of ccusage the comparison holds against (docs/agents.md#session-files):
+# its native binary for linux-x64 exists on the registry from this one.
+CCUSAGE_VERSION := 20.0.24
+CCUSAGE := .ccusage/node_modules/.bin/ccusage
+
+ccusage: $(CCUSAGE)  ## ccusage, for tests/test_ccusage.py and the bench's session row (npm, into .ccusage/)
+$(CCUSAGE):
+	npm install --prefix .ccusage --no-audit --no-fund --silent ccusage@$(CCUSAGE_VERSION)
 
 fuzz: $(STAMP)  ## the robustness properties at length: 25 000 examples each, 100 000 inputs
 	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500

@@ -37,6 +37,8 @@ EXAMPLES = """\
   ndagent result --from-result -n run.ndjson | wc -c
   # each run's answer on one line, whatever it holds (or: xargs -0, read -d '')
   ndagent result -z logs/*.ndjson | tr '\\n\\0' ' \\n'
+  # what the agent said last, in a session file
+  ndagent result --last logs/session.jsonl
   # in a Makefile: the rule fails when the agent's run failed or was cut off
   answer.md: prompt.txt
   \t<AGENT> "$$(cat $<)" | ndagent result > $@"""
@@ -71,6 +73,11 @@ class ResultCommand(Command):
             help="print every assistant text as it arrives, interim messages included "
                  "(what some agents' answer is anyway)",
         ).brief = "print every assistant text as it arrives"
+        parser.add_argument(
+            "--last", action="store_true",
+            help="print only the last run's answer, once every input is read (what the "
+                 "agent said last, of a session file or a stream of many runs)",
+        ).brief = "print only the last run's answer"
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
@@ -78,6 +85,9 @@ class ResultCommand(Command):
         self.answer = Answer()
         self.message = None  # the key of the message whose text was printed last
         self.streaming = False
+        self.last = None  # --last: the answer of the last run read so far
+        if args.last:  # the last run is known only once every input is read, here
+            self.splits_files = False
 
     def begin_run(self, start):
         self.answer = Answer()
@@ -87,7 +97,8 @@ class ResultCommand(Command):
     def streams(self, module):
         """Whether the answer of a stream in ``module``'s format is printed as it
         arrives (its Text events), rather than at the run's end."""
-        return not self.args.from_result and (module.live_answer or self.args.live)
+        return (not self.args.from_result and not self.args.last
+                and (module.live_answer or self.args.live))
 
     def needs_of(self, module):
         """The Text events only where the answer is printed as it arrives: elsewhere
@@ -109,13 +120,22 @@ class ResultCommand(Command):
             self.end_line(answer.length and not answer.ends_with_newline)
             if not end.cutoff and self.format.live_answer and not answer.matches(end.answer):
                 self.warn(end, "the rebuilt answer differs from the result event's text")
+        elif self.args.last:
+            self.last = self.format.answer(end)
         else:
-            text = self.format.answer(end)
-            if text is not None:
-                if text:
-                    self.print(text)
-                self.end_line(text and not text.endswith("\n"))
+            self.print_answer(self.format.answer(end))
         super().end_run(end, pending)
+
+    def finish(self):
+        if self.args.last:
+            self.print_answer(self.last)
+
+    def print_answer(self, text):
+        """A run's answer (None: it has none) and its end."""
+        if text is not None:
+            if text:
+                self.print(text)
+            self.end_line(text and not text.endswith("\n"))
 
     def end_line(self, unfinished):
         """End the run's answer: with a NUL (-z), else with a newline when it has none,

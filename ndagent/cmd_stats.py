@@ -8,23 +8,28 @@ from ndagent.decoder import MAX_LINE, BadLine, Event, batches
 from ndagent.feed import read_here
 from ndagent.figures import (
     COMMAND_LIMIT,
+    GROUPINGS,
     GROWTH,
     MAX_BUCKET,
     MAX_OPENINGS,
+    PERIODS,
     TOKENS,
     BadPartial,
     Figures,
     Tally,
-    duration_text,
+    day_of,
     figure,
     partial,
+    period_of,
     read_partial,
 )
 from ndagent.frame import Command, read_inputs
 from ndagent.markup import cut
-from ndagent.model import OUTCOMES
+from ndagent.model import OUTCOMES, run_outcome
 from ndagent.output import Progress
-from ndagent.terminal import escape_controls, quote, tsv_row
+from ndagent.prices import Prices, PricesError
+from ndagent.statstext import by_outcome, group_row, run_line, text_block
+from ndagent.terminal import escape_controls, tsv_row
 
 SUMMARY = "print figures over runs: outcomes, time, tokens, cost, tool calls"
 
@@ -41,7 +46,8 @@ Read each FILE as a stream of its own (a run cut off at the end of one FILE is c
 cut off, never joined to the next one) and print figures over all their runs:
 
   runs: how many ended ok, failed, or were cut off (no end event), and how many
-    inputs held no run at all (the agent printed nothing);
+    inputs held no run at all (the agent printed nothing); a session file's runs
+    may also be interrupted (by the user) or open (the file ends inside them);
   duration: the total, the median and the 95th percentile of the runs' durations;
   tokens: input (uncached), output, cache read and cache write, summed;
   cost: the cost in USD, summed;
@@ -69,6 +75,16 @@ groups of --by.
 cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status: n}}}}.
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
+--by session, project, day, week (from Monday) and month group the runs by their
+session, their project (the cwd a session file records) and the time they began, in
+--tz's zone; --since and --until keep only the runs begun in those days (a run with no
+time, as most streams' runs, is then left out).
+
+A session file's tokens are counted once per API message across all the FILEs: a
+subagent's own file and the copies of its messages in its parent's file are the same
+calls (docs/agents.md#session-files). That is the one figure whose memory grows with
+the input: a key and four figures per message (kept in partials, so that --merge stays
+exact).
 
 Formats: text, for people, the default (wherever standard output goes: a script asks
 for --format ndjson or tsv); ndjson, one NDJSON object per record or group (always
@@ -142,10 +158,10 @@ class StatsCommand(Command):
     @classmethod
     def add_options(cls, parser):
         parser.add_argument(
-            "--by", choices=("run", "agent", "model", "file"),
-            help="one record per run, or the figures of each agent, model or file "
-                 "(by default, of all the runs)",
-        ).brief = "run, agent, model or file: a record for each"
+            "--by", choices=("run", *GROUPINGS), metavar="GROUP",
+            help="one record per run, or the figures of each agent, model, file, session, "
+                 "day, week (from Monday), month or project (by default, of all the runs)",
+        ).brief = "a record per run, agent, model, file, session, day, ..."
         options.add_format_option(
             parser, {"text": "for people", "ndjson": "one JSON object per record",
                      "tsv": "tab-separated values",
@@ -161,17 +177,25 @@ class StatsCommand(Command):
         parser.add_argument(
             "--header", action="store_true", help="with --format tsv, a header row first")
         parser.add_argument(
+            "--prices", metavar="FILE",
+            help="add cost_estimated_usd: the runs' tokens priced from FILE, a table in "
+                 "LiteLLM's model_prices_and_context_window.json format (an estimate, "
+                 "labelled so; a model it does not name is not priced)",
+        ).brief = "estimate costs from a LiteLLM price table"
+        parser.add_argument(
             "--top", type=options.whole_number, default=TOP, metavar="N",
             help=f"how many failed commands to print (default {TOP}; 0: all)")
         options.add_jobs_option(parser)
         options.add_keep_going_option(parser, "the figures (or the partial)")
         parser.add_argument(
             "--partial", action="store_true",
-            help="print a partial for --merge (one JSON object) instead of the figures")
+            help="print a partial for --merge (one JSON object) instead of the figures",
+        ).brief = "print a partial; the FILEs are partials: merge them"
         parser.add_argument(
             "--merge", action="store_true",
             help="the FILEs are partials (of --partial): merge them (the longest line "
-                 f"read is then {MERGE_MAX_LINE >> 30}G by default)")
+                 f"read is then {MERGE_MAX_LINE >> 30}G by default)",
+        ).short_with = "partial"
         parser.set_defaults(max_line=None)
 
     def __init__(self, args, prog, out):
@@ -184,6 +208,16 @@ class StatsCommand(Command):
         # cost]): a partial before this command's may hold the runs before them.
         self.openings = []
         self.tally = Tally()  # the tool calls of the run in hand
+        # The API messages whose usage a run counted, {key: [group, usage]}: a copy of
+        # one in another input (a subagent's file and its parent's copies) counts once.
+        self.claimed = {}
+        self.zone = args.tz
+        self.prices = self.prices_error = None
+        if args.prices is not None:
+            try:
+                self.prices = _read_prices(args.prices)
+            except PricesError as error:
+                self.prices_error = str(error)
         self.progress = None
         form = args.format
         if form is None:
@@ -202,6 +236,8 @@ class StatsCommand(Command):
 
     def execute(self):
         problem = self._conflict()
+        if self.prices_error is not None:
+            problem = f"--prices: {self.prices_error}"
         if problem is not None:
             self.say(f"{problem} (see '{self.prog} --help')")
             return options.EXIT_USAGE
@@ -267,12 +303,27 @@ class StatsCommand(Command):
 
     def partial(self):
         return ([(key, figures.state()) for key, figures in self.groups.items()],
-                self.openings)
+                self.openings, self._claims())
+
+    def _claims(self):
+        return [[key, group, usage] for key, (group, usage) in self.claimed.items()]
 
     def merge(self, partials):
-        for groups, openings in partials:
-            self._add_groups((key, Figures.from_state(state)) for key, state in groups)
+        for groups, openings, claimed in partials:
+            groups = [(key, Figures.from_state(state)) for key, state in groups]
+            self._settle_claims(dict(groups), claimed)
+            self._add_groups(groups)
             self._add_openings(openings)
+
+    def _settle_claims(self, groups, claimed):
+        """The messages a partial counted that one before it counted too: taken back from
+        its groups (a message counts where it was first counted)."""
+        mine = self.claimed
+        for key, group, usage in claimed:
+            if key in mine:
+                groups[group].uncount(usage)
+            else:
+                mine[key] = [group, usage]
 
     def _add_openings(self, openings):
         self.openings.extend(openings[:MAX_OPENINGS - len(self.openings)])
@@ -348,22 +399,37 @@ class StatsCommand(Command):
         if told:
             tally.settle(told)
         start = end.start
-        outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
+        day = day_of(start.started, self.zone) if self.by in PERIODS else None
+        outcome = run_outcome(end)
         duration = figure(end.duration_ms)
-        usage = end.usage
+        model = end.model if end.model is not None else start.model
+        key = self._key(start, model, day)
+        # Sums count each API message once; a record of --by run is the run's own.
+        parts = None if self.by == "run" else end.usage_parts
+        if parts is not None:
+            parts = self._claim(parts, key, model)
+        if parts is None:
+            usage = end.usage
+        elif parts:
+            usage = _usage_of(parts)
+        else:  # every message was counted before (None: the run made none)
+            usage = _usage_of(end.usage_parts.values(), counted=False) \
+                if end.usage_parts else None
         tokens = None if usage.__class__ is not dict else {
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
-        model = end.model if end.model is not None else start.model
         if self.junit:
             self._add_case(end, model, duration)
             return
+        estimate = None if self.prices is None else self._estimate(model, tokens, parts)
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
-                            end.tokens_from)
+                            end.tokens_from, estimate)
             return
-        key = {None: None, "agent": start.agent, "model": model, "file": start.source}[self.by]
-        self._group(key).add_run(outcome, duration, tokens, cost, tally)
+        if self.by == "model" and parts:
+            self._by_model(key, parts, (outcome, duration, cost, tally), model)
+            return
+        self._group(key).add_run(outcome, duration, tokens, cost, tally, estimate)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
             self.openings.append([total_key, index, key, state["usage"], state["cost"]])
@@ -405,6 +471,62 @@ class StatsCommand(Command):
         self.suites += 1
         self.suite, self.answers, self.first_time = [], [], None
 
+    def _key(self, start, model, day):
+        """The group of a run for --by."""
+        by = self.by
+        if by in PERIODS:
+            return period_of(by, day)
+        if by == "session":
+            session = start.session_id
+            # A subagent's session ("<session>/agent-<id>") is its parent's.
+            return session if session is None else session.split("/", 1)[0]
+        return {None: None, "run": None, "agent": start.agent, "model": model,
+                "file": start.source, "project": start.project}[by]
+
+    def _claim(self, parts, group, model):
+        """Of a run's API messages ``parts`` ({key: (model, usage)}), those that no run
+        read before counted, [(model, usage)]: they are counted now, in ``group`` (by
+        model: their own model's, else the run's ``model``)."""
+        claimed = self.claimed
+        by_model = self.by == "model"
+        found = []
+        for key, (each, figures) in parts.items():
+            if key not in claimed:
+                claimed[key] = [(each or model) if by_model else group, figures]
+                found.append((each, figures))
+        return found
+
+    def _by_model(self, main, parts, run, model):
+        """A run's API messages' tokens, each in the group of its own model; the run
+        counts once in each model's group, its duration, cost and calls in its main
+        model's (``main``)."""
+        outcome, duration, cost, tally = run
+        models = {}
+        for each, figures in parts:
+            models.setdefault(each or model, []).append((each, figures))
+        for name, messages in models.items():
+            here = name == main
+            self._group(name).add_run(
+                outcome, duration if here else None, _usage_of(messages),
+                cost if here else None, tally if here else Tally(),
+                None if self.prices is None else self._estimate(name, None, messages))
+        if main not in models:
+            self._group(main).add_run(outcome, duration, None, cost, tally)
+
+    def _estimate(self, model, tokens, parts):
+        """The run's cost estimated from the price table: each API message's by its own
+        model where the run says them; None where one is not priced."""
+        if parts is None:
+            return None if tokens is None else self.prices.cost(model, tokens)
+        total = 0
+        for each, figures in parts:
+            if any(figures.values()):
+                cost = self.prices.cost(each or model, figures)
+                if cost is None:
+                    return None
+                total += cost
+        return total
+
     def no_run(self, source):
         if self.by != "run":
             self._group(source if self.by == "file" else None).no_run += 1
@@ -427,7 +549,8 @@ class StatsCommand(Command):
                 kind = item.__class__
                 if kind is Event:
                     try:
-                        partial_by, groups, openings, totals = read_partial(item.data)
+                        partial_by, groups, openings, totals, claimed = \
+                            read_partial(item.data)
                         if known and partial_by != by:
                             raise BadPartial(f"a partial of {_by_text(partial_by)}, not of "
                                              f"{_by_text(by)}")
@@ -436,6 +559,7 @@ class StatsCommand(Command):
                         continue
                     by, known = partial_by, True
                     self._settle_openings(dict(groups), openings)
+                    self._settle_claims(dict(groups), claimed)
                     self.totals.absorb(totals)
                     self._add_groups(groups)
                 elif kind is BadLine:
@@ -463,7 +587,8 @@ class StatsCommand(Command):
     def _write_partial(self):
         totals = [[key, index, {"usage": state["usage"], "cost": state["cost"]}]
                   for key, index, state in self.totals.state()]
-        self.out.write_json(partial(self.by, self._ordered_groups(), self.openings, totals))
+        self.out.write_json(partial(self.by, self._ordered_groups(), self.openings, totals,
+                                    self._claims()))
 
     # Output.
 
@@ -473,7 +598,7 @@ class StatsCommand(Command):
         groups = list(self.groups.items())
         if self.by is None and not groups:
             groups = [(None, Figures())]
-        if self.by in ("agent", "model"):
+        if self.by not in (None, "file"):
             groups.sort(key=lambda group: (group[0] is None, group[0] or ""))
         return groups
 
@@ -487,15 +612,17 @@ class StatsCommand(Command):
         first = True
         for key, figures in self._ordered_groups():
             record = figures.report(top)
+            if self.prices is not None:
+                record["cost_estimated_usd"] = figures.estimate()
             if self.form == "ndjson":
                 if self.by is not None:
                     record = {_key_name(self.by): key, **record}
                 self.out.write_json(record)
             elif self.form == "tsv":
                 row = [] if self.by is None else [key]
-                self._write_row(row + _group_row(record))
+                self._write_row(row + group_row(record))
             else:
-                lines = _text_block(record)
+                lines = text_block(record)
                 if self.by is not None:
                     name = "(none)" if key is None else key
                     lines = [f"{self.by} {name}"] + ["  " + line for line in lines]
@@ -504,7 +631,8 @@ class StatsCommand(Command):
                 self._write_text(lines)
             first = False
 
-    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from):
+    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from,
+                   estimate):
         tools = tally.report()
         if tokens_from is None and (tokens is not None or cost is not None):
             tokens_from = "run"
@@ -513,6 +641,8 @@ class StatsCommand(Command):
                   "duration_ms": duration, "tokens": tokens, "cost_usd": cost,
                   "tokens_from": tokens_from,
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
+        if self.prices is not None:
+            record["cost_estimated_usd"] = estimate
         if self.form == "ndjson":
             self.out.write_json(record)
         elif self.form == "markdown":
@@ -522,16 +652,16 @@ class StatsCommand(Command):
             self._write_row([start.agent, model, start.session_id, start.source,
                              start.line, outcome, duration,
                              *(tokens.get(name) for name in TOKENS), cost, tokens_from,
-                             record["tool_calls"], *_by_outcome(tools)])
+                             record["tool_calls"], *by_outcome(tools)])
         else:
-            self._write_text([_run_line(record)])
+            self._write_text([run_line(record)])
 
     def _keep_row(self, record, tools):
         """A run's row for the table written at the end, while the rows kept fit in
         --max-bytes (the rest are only counted)."""
         self.run_count += 1
         if self.row_bytes <= self.args.max_bytes:
-            cells = stepsummary.run_cells(self.run_count, record, _by_outcome(tools))
+            cells = stepsummary.run_cells(self.run_count, record, by_outcome(tools))
             self.rows.append(cells)
             self.row_bytes += sum(len(cell.encode()) + 3 for cell in cells)
 
@@ -545,10 +675,27 @@ class StatsCommand(Command):
         self.out.write(text.encode("utf-8", "replace"))
 
 
-def _by_outcome(tools):
-    """The calls of each status of OUTCOMES, of {kind: {status: n}}."""
-    return [sum(outcomes.get(outcome, 0) for outcomes in tools.values())
-            for outcome in OUTCOMES]
+_PRICES = {}  # path -> its table, read once in a process (and its shares' processes)
+
+
+def _read_prices(path):
+    if path not in _PRICES:
+        _PRICES[path] = Prices.read(path)
+    return _PRICES[path]
+
+
+def _usage_of(parts, counted=True):
+    """The usage of API messages [(model, usage)]; not ``counted``: 0 for each figure
+    they report (they were counted before), None for one they do not."""
+    usage = dict.fromkeys(TOKENS, 0)
+    for _, figures in parts:
+        for name in TOKENS:
+            value = figures.get(name)
+            if value is None or usage[name] is None:
+                usage[name] = None
+            elif counted:
+                usage[name] += value
+    return usage
 
 
 def _key_name(by):
@@ -558,84 +705,6 @@ def _key_name(by):
 
 def _by_text(by):
     return "the summary" if by is None else f"--by {by}"
-
-
-# Text for people.
-
-_TOKEN_LABELS = (("input", "input"), ("output", "output"), ("cacheRead", "cache read"),
-                 ("cacheWrite", "cache write"))
-_RUN_TOKEN_LABELS = (("input", "in"), ("output", "out"), ("cacheRead", "cache read"),
-                     ("cacheWrite", "cache write"))
-
-
-def _text_block(record):
-    """The lines of a group's figures, for people."""
-    runs = record["runs"]
-    lines = [f"runs         {runs['total']}: {runs['ok']} ok, {runs['failed']} failed, "
-             f"{runs['cutoff']} cut off"]
-    if record["inputs_without_run"]:
-        lines.append(f"no run       {_plural(record['inputs_without_run'], 'input')}")
-    duration = record["duration_ms"]
-    if duration["runs"]:
-        lines.append(f"duration     total {duration_text(duration['total'])}, median "
-                     f"{duration_text(duration['median'])}, 95th percentile "
-                     f"{duration_text(duration['p95'])} ({_plural(duration['runs'], 'run')})")
-    else:
-        lines.append("duration     not reported")
-    tokens = record["tokens"]
-    if tokens["runs"]:
-        said = [f"{label} {tokens[name]:,}" for name, label in _TOKEN_LABELS
-                if tokens[name] is not None]
-        lines.append(f"tokens       {', '.join(said)} ({_plural(tokens['runs'], 'run')})")
-    else:
-        lines.append("tokens       not reported")
-    cost = record["cost_usd"]
-    lines.append(f"cost         ${cost['total']:,.4f} ({_plural(cost['runs'], 'run')})"
-                 if cost["runs"] else "cost         not reported")
-    lines.append(f"tool calls   {record['tool_calls']}")
-    for kind, outcomes in record["tools"].items():
-        lines.append(f"  {kind:<12} {sum(outcomes.values())}: "
-                     + ", ".join(f"{count} {outcome}" for outcome, count in outcomes.items()))
-    if record["failed_commands"]:
-        lines.append("failed commands, most frequent first")
-        lines.extend(f"  {item['count']:>9}  {quote(item['command'])}"
-                     for item in record["failed_commands"])
-    return lines
-
-
-def _run_line(record):
-    """One run's line, for people: where it began, its agent, model and outcome, then
-    what it reports."""
-    said = [f"{record['source']}:{record['line']}: {record['agent']} "
-            f"{record['model'] or '-'} {record['outcome']}"]
-    if record["duration_ms"] is not None:
-        said.append(duration_text(record["duration_ms"]))
-    tokens = record["tokens"]
-    if tokens is not None:
-        said.append(" / ".join(f"{tokens[name]:,} {label}" for name, label in _RUN_TOKEN_LABELS
-                               if tokens[name] is not None) + " tokens")
-    if record["cost_usd"] is not None:
-        said.append(f"${record['cost_usd']:,.4f}")
-    calls = _plural(record["tool_calls"], "tool call")
-    failing = [f"{count} {outcome}" for outcome, count in
-               zip(OUTCOMES, _by_outcome(record["tools"])) if count and outcome != "success"]
-    said.append(calls + (f" ({', '.join(failing)})" if failing else ""))
-    return ", ".join(said)
-
-
-def _plural(count, noun):
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _group_row(record):
-    """A group's TSV columns after its key (GROUP_TSV)."""
-    runs, duration, tokens = record["runs"], record["duration_ms"], record["tokens"]
-    return [runs["total"], runs["ok"], runs["failed"], runs["cutoff"],
-            record["inputs_without_run"], duration["runs"], duration["total"],
-            duration["median"], duration["p95"], tokens["runs"],
-            *(tokens[name] for name in TOKENS), record["cost_usd"]["runs"],
-            record["cost_usd"]["total"], record["tool_calls"],
-            *_by_outcome(record["tools"])]
 
 
 build_parser, main = cli.entry(StatsCommand)

@@ -184,8 +184,11 @@ class TextCommand(Command):
         if self.args.verbose:
             started = None if kept is None else kept[1]
             target = end.target if started is None or end.args is not None else started
-        self.write_line(end, ACTIONS.get(end.kind, "Used tool"), target,
-                        OUTCOME_SUFFIXES.get(end.outcome, ""), _RED)
+        # A session file that never records its calls' outcomes (unknown) says nothing
+        # of each.
+        suffix = ("" if end.outcome == "unknown" and self.format.form == "session"
+                  else OUTCOME_SUFFIXES.get(end.outcome, ""))
+        self.write_line(end, ACTIONS.get(end.kind, "Used tool"), target, suffix, _RED)
 
     def file_name(self, where):
         """What begins each line of ``where`` (anything with a ``source``): its FILE and a

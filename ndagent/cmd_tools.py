@@ -1,5 +1,7 @@
 """ndagent tools: one record per tool call, started and completed events paired."""
 
+from time import gmtime, strftime
+
 from ndagent import cli, options
 from ndagent.callfilter import CallFilter, add_call_options
 from ndagent.frame import Command
@@ -26,7 +28,8 @@ call; duration_ms is the time between the two events, when both have one; source
 line say where the call started (or completed, when no started event was seen); agent
 is the agent whose stream it is (its --agent name); parent is the call_id of the
 subagent call that made this call, else null. Where the agent's stream has none of
-these, it is null; what each is for each agent, below.
+these, it is null; what each is for each agent, below. A session file's calls have two
+more: run (the run's number in its FILE) and started (the ISO time of the call's line).
 
 A call that never completes is printed at the end of its run with status pending, or
 with the outcome the run's end gives it; so is a call started with no call_id, which
@@ -79,6 +82,11 @@ class ToolsCommand(Command):
         super().__init__(args, prog, out)
         self.filter = CallFilter(args)
         self.tsv = args.format == "tsv"
+        self.run = (None, 0)  # (source, number) of the run in hand, numbered in its input
+
+    def begin_run(self, start):
+        source, number = self.run
+        self.run = (start.source, number + 1 if source == start.source else 1)
 
     def begin_output(self):
         if self.tsv and self.args.header:
@@ -148,9 +156,12 @@ class ToolsCommand(Command):
             "duration_ms": _duration(start, end),
             "source": first.source,
             "line": first.line,
-            "agent": self.format.name,
+            "agent": self.format.agent,
             "parent": _field("parent", end, start),
         }
+        if self.format.form == "session":
+            record["run"] = self.run[1]
+            record["started"] = _iso(first.time_ms)
         if self.tsv:
             self.out.write(tsv_row(record[column] for column in TSV_COLUMNS))
         else:
@@ -163,6 +174,14 @@ def _field(name, end, start):
     if value is None and start is not None:
         value = getattr(start, name)
     return value
+
+
+def _iso(time_ms):
+    """An ISO 8601 UTC time, as the session files write theirs, of epoch milliseconds
+    (or None)."""
+    if type(time_ms) is not int:
+        return None
+    return strftime("%Y-%m-%dT%H:%M:%S", gmtime(time_ms // 1000)) + f".{time_ms % 1000:03d}Z"
 
 
 def _duration(start, end):

@@ -7,7 +7,7 @@ from ndagent.feed import read_here
 from ndagent.formats import all_formats
 from ndagent.frame import Command, noise_message
 from ndagent.markup import workflow_command
-from ndagent.model import FORGOTTEN, MAX_OPEN_CALLS, Answer
+from ndagent.model import FORGOTTEN, MAX_OPEN_CALLS, UNFINISHED, Answer
 from ndagent.sources import STDIN, source_name
 from ndagent.terminal import QUOTE_LIMIT, escape_controls, quote
 
@@ -34,6 +34,8 @@ CHECKS = {
     "no-run": ("error", "the input holds no event: the agent printed nothing"),
     "answer": ("error", "the rebuilt answer differs from the result event's text"),
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
+    "run-interrupted": ("info", "a session file's run was stopped by the user"),
+    "run-open": ("info", "a session file ends inside a run: still running, or killed"),
 }
 
 _SHARE_MB, _SPLIT_MB = inputs.SHARE_FROM >> 20, inputs.SPLIT_FROM >> 20
@@ -113,7 +115,8 @@ ENVIRONMENT = options.COLOR_ENVIRONMENT
 
 # SGR sequences as compilers colour a diagnostic (GCC_COLORS' defaults): the place in
 # bold, error: in bold red, warning: in bold magenta.
-_COLORS = {"place": "\x1b[1m", "error": "\x1b[1;31m", "warning": "\x1b[1;35m"}
+_COLORS = {"place": "\x1b[1m", "error": "\x1b[1;31m", "warning": "\x1b[1;35m",
+           "info": "\x1b[1;36m"}
 _RESET = "\x1b[0m"
 
 
@@ -250,13 +253,21 @@ class ValidateCommand(Command):
         # A format may give the calls still open when a run ends well a check of its
         # own, with its own severity (Claude: a warning).
         check, after = "call-unfinished", ""
-        if not end.cutoff and end.ok and OPEN_AT_END in self.format.checks:
+        if end.outcome == "open":
+            pending = ()  # the calls of a session still running may still end
+        if not end.cutoff and (end.ok or end.outcome in UNFINISHED) \
+                and OPEN_AT_END in self.format.checks:
             check, after = OPEN_AT_END, f": still open at the run's end (line {end.line})"
         # The calls still open first: they were started before the run's last line, at
         # which a run cut off is reported (naming the line where it began).
         for line, shown in pending:
             self.report(_At(start.source, line), check,
                         f'call "{quote(shown)}" was started and never completed{after}')
+        if end.outcome in UNFINISHED:
+            self.report(end, f"run-{end.outcome}", f"the run (line {start.line}) is "
+                        + ("interrupted by the user" if end.outcome == "interrupted" else
+                           "open: the file ends inside it"))
+            return
         if end.cutoff:
             if not end.stray:
                 began = (f"line {start.line}" if start.source == end.source
@@ -311,11 +322,11 @@ class ValidateCommand(Command):
             found = CHECKS[check]
         elif check in self.format.strict_only and not self.strict:
             return
-        severity = "error" if self.strict else found[0]
+        severity = "error" if self.strict and found[0] != "info" else found[0]
         if severity == "error":
             self.errors += 1
             self.status = max(self.status, options.EXIT_BAD_STREAM)
-        else:
+        elif severity == "warning":
             self.warnings += 1
         if self.quiet and severity != "error":
             return
@@ -386,7 +397,9 @@ class ValidateCommand(Command):
         if where.source == STDIN:
             properties, message = [], f"{place}:{where.line}: {message}"
         properties.append(("title", f"ndagent validate: {check}"))
-        self._write_line(workflow_command(severity, properties, escape_controls(message)))
+        # GitHub's commands are error, warning and notice: an "info" finding is a notice.
+        command = "notice" if severity == "info" else severity
+        self._write_line(workflow_command(command, properties, escape_controls(message)))
 
     def _write_diagnostic(self, place, severity, rest):
         """A diagnostic's line; with colour, its place and severity coloured."""

@@ -7,9 +7,12 @@ and the command's hooks get the events (``ndagent.frame.Command``)."""
 import os
 import stat
 
+import orjson
+
 from ndagent import inputs
 from ndagent.decoder import BadLine, Event, Skipped, batches
-from ndagent.formats import Detector, OtherAgents
+from ndagent.figures import day_of
+from ndagent.formats import Detector, OtherAgents, all_formats, what
 from ndagent.model import (
     CallPairer,
     Message,
@@ -23,7 +26,7 @@ from ndagent.model import (
 )
 from ndagent.options import EXIT_USAGE
 from ndagent.selection import LateSelection, Selection
-from ndagent.sources import source_name
+from ndagent.sources import DOCUMENT_BYTES, source_name
 
 
 class Stop(Exception):
@@ -61,7 +64,8 @@ class _OtherAgent:
     def __init__(self, event, other, module):
         self.source = event.source
         self.line = event.line
-        self.message = f"a {other.name} event in a {module.name} stream"
+        event = "event" if other.form == "stream" else "session line"
+        self.message = f"a {other.agent} {event} in {what(module)}"
 
 
 def _dispatch(command, pairer, events, where):
@@ -162,11 +166,17 @@ def _read_input(command, name, state, output):
         return
     detector = Detector(command.forced_agent)
     decision = inputs.detect_head(name, detector)
+    records = None
     if decision is not None and decision[0] is None:
-        command.not_read(Where(source, decision[1]), decision[2])
-        return
+        if detector.json_output is not None:
+            decision, records = _document(command, name, source, decision)
+        if decision[0] is None:
+            command.not_read(Where(source, decision[1]), decision[2])
+            return
     module = None if decision is None else decision[0]
-    if state.reader is not None and (command.per_input or state.reader.format is not module):
+    # A session file's runs end with it.
+    if state.reader is not None and (command.per_input or state.reader.format is not module
+                                     or module.form == "session"):
         state.end_reader(command)
     state.events, state.whole, state.last = 0, True, None
     if module is None:
@@ -175,8 +185,12 @@ def _read_input(command, name, state, output):
     else:
         if state.reader is None:
             state.reader = _reader(module, source, command)
-        for batch in batches((name,), _selection(module, command), **_decoding(command)):
-            _handle(state, command, batch)
+        if records is not None:
+            _handle(state, command, records)
+        else:
+            for batch in batches((name,), _selection(module, command),
+                                 **_decoding(command)):
+                _handle(state, command, batch)
     if state.whole:
         state.read = source
     if command.per_input:
@@ -186,6 +200,33 @@ def _read_input(command, name, state, output):
         state.began = False
         command.end_input(source, state.events)
         command.out.flush()
+
+
+def _document(command, name, source, decision):
+    """An input that begins as a JSON document rather than lines: ``(decision,
+    records)``, the records being the Events of the format whose ``document`` reads it
+    (docs/agents.md#whole-documents), or ``decision`` as it was (json output) with
+    None, or a decision not to read it that says why."""
+    text = inputs.read_document(name)
+    if text is None:
+        return (None, 1, f"input too large for a JSON document (more than "
+                         f"{DOCUMENT_BYTES >> 20} MiB)"), None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return decision, None
+    forced = command.forced_agent
+    for module in all_formats():
+        found = None if module.document is None else module.document(value, text)
+        if found is None:
+            continue
+        if found.__class__ is str:
+            return (None, 1, found), None
+        if forced is not None and forced != module.agent:
+            return (None, 1, f"{what(module)}, not {forced} (--agent {forced})"), None
+        return (module, None, None), [Event(source, line, data) for line, data in found
+                                      if data.__class__ is dict]
+    return decision, None
 
 
 def _read_undecided(command, name, source, detector, state):
@@ -253,6 +294,8 @@ class _State:
         if self.reader is not None:
             if _dispatch(command, self.pairer, self.reader.finish(), self.last):
                 self.began = True
+            if self.reader.__class__ is _InPeriod and self.reader.hid:
+                self.began = True  # its runs were passed over: it was no empty input
             self.reader = None
 
 
@@ -342,11 +385,52 @@ def _first_own_line(item, reader):
 
 def _reader(module, source, command):
     """A Reader of ``module`` for ``source``, and the command told which format it reads;
-    the reader holds besides the test for another agent's objects (``other_agents``)."""
+    the reader holds besides the test for another agent's objects (``other_agents``).
+    With --since or --until, the runs begun outside those days are passed over."""
     reader = module.reader(source, command.checks, command.reader_needs(module))
+    if command.period is not None:
+        reader = _InPeriod(reader, command.period)
     reader.format = command.format = module
     reader.other_agents = OtherAgents(module)
     return reader
+
+
+class _InPeriod:
+    """A Reader whose runs begun outside the days of ``period`` ((zone, first day, last
+    day), ``options.period``), or at no known time, are passed over whole: their events
+    are not handed on, but ``hid`` says there were runs (the input is not empty)."""
+
+    def __init__(self, reader, period):
+        self.reader = reader
+        self.zone, self.first, self.last = period
+        self.awaits_run = reader.awaits_run
+        self.hiding = self.hid = False
+
+    def event(self, item):
+        return self._shown(self.reader.event(item))
+
+    def skipped(self, item):
+        return self._shown(self.reader.skipped(item))
+
+    def finish(self):
+        return self._shown(self.reader.finish())
+
+    def _shown(self, events):
+        if not self.hiding and not any(event.__class__ is RunStart for event in events):
+            return events
+        shown = []
+        for event in events:
+            kind = event.__class__
+            if kind is RunStart:
+                day = day_of(event.started, self.zone)
+                self.hiding = (day is None or self.first is not None and day < self.first
+                               or self.last is not None and day > self.last)
+                self.hid = self.hid or self.hiding
+            if not self.hiding:
+                shown.append(event)
+            elif kind is RunEnd:
+                self.hiding = False
+        return shown
 
 
 _SELECTIONS = {}

@@ -5,10 +5,11 @@ processes or machines.  A partial is their JSON form (``partial``, ``read_partia
 Pure data: the verb (ndagent.cmd_stats) reads the streams and prints."""
 
 import re
+from datetime import date, datetime, timedelta, timezone
 from math import log
 
 from ndagent.decoder import RawNumber
-from ndagent.model import KINDS, OUTCOMES
+from ndagent.model import KINDS, OUTCOMES, epoch_ms
 from ndagent.terminal import quote
 
 # The histogram of durations: bucket i holds [GROWTH**i, GROWTH**(i+1)) milliseconds,
@@ -24,6 +25,10 @@ _LOG_GROWTH = log(GROWTH)
 COMMAND_LIMIT = 200
 TOKENS = ("input", "cacheRead", "cacheWrite", "output")
 RUN_OUTCOMES = ("ok", "failed", "cutoff")
+# How else a session file's run ends: counted only where one did.
+UNFINISHED_OUTCOMES = ("interrupted", "open")
+# What --by groups the runs of a partial by (besides none).
+GROUPINGS = ("agent", "model", "file", "session", "day", "week", "month", "project")
 # The format of a partial: its first key and version.
 PARTIAL = "ndagent-stats-partial"
 VERSION = 2
@@ -88,7 +93,7 @@ class Figures:
 
     __slots__ = ("runs", "no_run", "duration_runs", "duration_total", "duration_range",
                  "histogram", "token_runs", "tokens", "cost_runs", "cost_total", "tools",
-                 "commands")
+                 "commands", "estimate_runs", "estimate_total")
 
     def __init__(self):
         self.runs = {"ok": 0, "failed": 0, "cutoff": 0}
@@ -101,9 +106,11 @@ class Figures:
         self.cost_runs = self.cost_total = 0
         self.tools = {}  # (kind, status) -> calls
         self.commands = {}  # failed command -> calls
+        # The cost estimated from a price table (--prices), of the runs it priced.
+        self.estimate_runs = self.estimate_total = 0
 
-    def add_run(self, outcome, duration, tokens, cost, tally):
-        self.runs[outcome] += 1
+    def add_run(self, outcome, duration, tokens, cost, tally, estimate=None):
+        self.runs[outcome] = self.runs.get(outcome, 0) + 1
         if duration is not None:
             self.duration_runs += 1
             self.duration_total += _exact(duration)
@@ -121,6 +128,21 @@ class Figures:
             self.cost_total += _exact(cost)
         _add_counts(self.tools, tally.tools)
         _add_counts(self.commands, tally.commands)
+        if estimate is not None:
+            self.estimate_runs += 1
+            self.estimate_total += _exact(estimate)
+
+    def estimate(self):
+        """The estimated cost as printed: the runs priced, and their total in USD."""
+        return {"runs": self.estimate_runs,
+                "total": float(self.estimate_total) if self.estimate_runs else None}
+
+    def uncount(self, tokens):
+        """Take back the tokens {name: figure} counted before in this group's runs: an API
+        message that another run (another input's copy of it) counted first."""
+        for name, value in tokens.items():
+            if value is not None and name in self.tokens:
+                self.tokens[name] -= _exact(value)
 
     def refigure(self, given, own):
         """Count a run counted before with the figures ``given`` ((tokens, cost), a
@@ -154,6 +176,8 @@ class Figures:
         self.cost_total += other.cost_total
         _add_counts(self.tools, other.tools)
         _add_counts(self.commands, other.commands)
+        self.estimate_runs += other.estimate_runs
+        self.estimate_total += other.estimate_total
 
     def report(self, top):
         """The figures as printed (json), with the ``top`` failed commands (None: all)."""
@@ -161,7 +185,7 @@ class Figures:
         durations = self.duration_runs
         commands = sorted(self.commands.items(), key=lambda item: (-item[1], item[0]))
         return {
-            "runs": {"total": sum(runs.values()), **runs},
+            "runs": {"total": sum(runs.values()), **_in_order(runs)},
             "inputs_without_run": self.no_run,
             "duration_ms": {
                 "runs": durations,
@@ -195,9 +219,10 @@ class Figures:
 
     def state(self):
         """The figures as a partial holds them, in a fixed order: JSON's kinds only
-        (objects, lists, strings, numbers), as they are also sent between processes."""
-        return {
-            "runs": self.runs, "no_run": self.no_run,
+        (objects, lists, strings, numbers), as they are also sent between processes;
+        the estimated cost only where a run was priced."""
+        found = {
+            "runs": _in_order(self.runs), "no_run": self.no_run,
             "duration_runs": self.duration_runs, "duration_total": str(self.duration_total),
             "duration_range": None if self.duration_range is None else list(self.duration_range),
             "histogram": [list(pair) for pair in sorted(self.histogram.items())],
@@ -207,6 +232,10 @@ class Figures:
             "tools": _tools_report(self.tools),
             "failed_commands": [list(pair) for pair in sorted(self.commands.items())],
         }
+        if self.estimate_runs:
+            found["estimate_runs"] = self.estimate_runs
+            found["estimate_total"] = str(self.estimate_total)
+        return found
 
     @classmethod
     def from_state(cls, data):
@@ -215,9 +244,11 @@ class Figures:
             raise BadPartial("a group's figures are not an object")
         figures = cls()
         runs = _field(data, "runs", dict)
-        if sorted(runs) != sorted(RUN_OUTCOMES):
-            raise BadPartial('"runs" does not have ok, failed and cutoff')
-        figures.runs = {name: _counted(runs[name], "runs") for name in RUN_OUTCOMES}
+        if not set(RUN_OUTCOMES) <= runs.keys() <= {*RUN_OUTCOMES, *UNFINISHED_OUTCOMES}:
+            raise BadPartial('"runs" does not have ok, failed and cutoff (and only '
+                             'interrupted and open besides)')
+        figures.runs = {name: _counted(runs[name], "runs") for name in
+                        (*RUN_OUTCOMES, *UNFINISHED_OUTCOMES) if name in runs}
         figures.no_run = _counted(data.get("no_run"), "no_run")
         figures.duration_runs = _counted(data.get("duration_runs"), "duration_runs")
         figures.duration_total = _sum(_field(data, "duration_total", str), "duration_total")
@@ -251,19 +282,26 @@ class Figures:
             if pair.__class__ is not list or len(pair) != 2 or pair[0].__class__ is not str:
                 raise BadPartial('"failed_commands" holds a bad command')
             figures.commands[pair[0]] = _counted(pair[1], "failed_commands")
+        if "estimate_runs" in data:
+            figures.estimate_runs = _counted(data["estimate_runs"], "estimate_runs")
+            figures.estimate_total = _sum(_field(data, "estimate_total", str),
+                                          "estimate_total")
         return figures
 
 
-def partial(by, groups, openings=(), totals=()):
+def partial(by, groups, openings=(), totals=(), claimed=()):
     """The partial of ``groups``, [(key, Figures)] of --by ``by`` (None, "agent",
     "model" or "file"): the JSON object that --partial prints and read_partial reads.
     ``openings``: the runs counted with running totals as they were given, [key,
     index, group, usage, cost], and ``totals`` the last running totals of each key,
     [key, index, {"usage", "cost"}] (ndagent.totals): what merging needs to make them
-    the runs' own when a partial before holds the runs before them."""
+    the runs' own when a partial before holds the runs before them.  ``claimed``: the
+    API messages whose usage the partial counted, [key, group, usage], for merging to
+    count each once (the partial of another input that holds a copy of one counts it
+    too)."""
     return {PARTIAL: VERSION, "by": by,
             "groups": [[key, figures.state()] for key, figures in groups],
-            "openings": list(openings), "totals": list(totals)}
+            "openings": list(openings), "totals": list(totals), "claimed": list(claimed)}
 
 
 class BadPartial(ValueError):
@@ -271,8 +309,8 @@ class BadPartial(ValueError):
 
 
 def read_partial(data):
-    """(by, [(key, Figures)], openings, totals) of a partial (a decoded JSON object);
-    BadPartial when it is not one."""
+    """(by, [(key, Figures)], openings, totals, claimed) of a partial (a decoded JSON
+    object); BadPartial when it is not one."""
     version = data.get(PARTIAL)
     if version is None:
         raise BadPartial(f'no "{PARTIAL}" key')
@@ -280,8 +318,8 @@ def read_partial(data):
         raise BadPartial(f"version {quote(repr(version))}: this ndagent reads version "
                          f"{VERSION}")
     by = data.get("by")
-    if by not in (None, "agent", "model", "file"):
-        raise BadPartial('"by" is not null, "agent", "model" or "file"')
+    if by not in (None, *GROUPINGS):
+        raise BadPartial(f'"by" is not null or one of {", ".join(GROUPINGS)}')
     groups = []
     for group in _field(data, "groups", list):
         if group.__class__ is not list or len(group) != 2 or \
@@ -297,7 +335,18 @@ def read_partial(data):
     if len(openings) > MAX_OPENINGS:
         raise BadPartial(f'"openings" holds more than {MAX_OPENINGS} runs')
     totals = [_totals(each) for each in _field(data, "totals", list)]
-    return by, groups, openings, totals
+    claimed = data.get("claimed", [])  # none in partials of streams only
+    if claimed.__class__ is not list:
+        raise BadPartial('"claimed" is not a list')
+    claimed = [_claimed(each, keys) for each in claimed]
+    return by, groups, openings, totals, claimed
+
+
+def _claimed(data, keys):
+    if data.__class__ is not list or len(data) != 3 or data[0].__class__ is not str \
+            or data[1] not in keys:
+        raise BadPartial('"claimed" holds a bad message')
+    return [data[0], data[1], _usage(data[2], "claimed")]
 
 
 def _opening(data, keys):
@@ -387,6 +436,12 @@ def _sum(text, name):
     return value
 
 
+def _in_order(runs):
+    """The runs by outcome, in a fixed order (interrupted and open only where counted)."""
+    return {name: runs[name] for name in (*RUN_OUTCOMES, *UNFINISHED_OUTCOMES)
+            if name in runs}
+
+
 def _add_counts(mine, other):
     for key, value in other.items():
         mine[key] = mine.get(key, 0) + value
@@ -468,3 +523,57 @@ def duration_text(milliseconds):
     if minutes < 60:
         return f"{minutes}m {int(seconds % 60):02d}s"
     return f"{minutes // 60}h {minutes % 60:02d}m"
+
+# Time periods: the groups --by day, week and month put a run in, by when it began.
+
+PERIODS = ("day", "week", "month")
+
+
+def zone_of(name):
+    """The time zone named (an IANA name, or UTC), or None for the local zone (the
+    name ``local``); ValueError for a name that is none."""
+    if name == "local":
+        return None
+    if name.upper() in ("UTC", "Z"):
+        return timezone.utc
+    from zoneinfo import ZoneInfo  # lazy: only --tz ZONE needs the zone database
+
+    try:
+        return ZoneInfo(name)
+    except (ValueError, OSError, KeyError) as error:
+        raise ValueError(f"no such time zone: {name}") from error
+
+
+def day_of(iso, zone):
+    """The date (in ``zone``: None for the local one) of an ISO time, or None."""
+    moment = epoch_ms(iso)
+    if moment is None:
+        return None
+    when = datetime.fromtimestamp(moment / 1000, zone or timezone.utc)
+    if zone is None:
+        when = when.astimezone()
+    return when.date()
+
+
+def period_of(by, day):
+    """The group of a date for --by day, week (its Monday) or month, as text; None for
+    no date."""
+    if day is None:
+        return None
+    if by == "week":
+        return (day - timedelta(days=day.weekday())).isoformat()
+    if by == "month":
+        return day.isoformat()[:7]
+    return day.isoformat()
+
+
+def date_of(text, zone):
+    """A date as --since and --until take it: YYYY-MM-DD, YYYYMMDD, today or yesterday
+    (in ``zone``); ValueError otherwise."""
+    if text in ("today", "yesterday"):
+        today = datetime.now(zone or timezone.utc)
+        today = (today if zone is not None else today.astimezone()).date()
+        return today - timedelta(days=1) if text == "yesterday" else today
+    if re.fullmatch(r"[0-9]{8}", text):
+        text = f"{text[:4]}-{text[4:6]}-{text[6:]}"
+    return date.fromisoformat(text)

@@ -13,10 +13,20 @@ output (``begin_output``, ``end_output``).
 """
 
 
+import os
+
 from ndagent import inputs
 from ndagent.feed import Stop, Where, output_file, read_here
-from ndagent.model import FORGOTTEN
-from ndagent.options import EXIT_BAD_STREAM, EXIT_OK, EXIT_STATUSES, EXIT_USAGE, command_parser
+from ndagent.formats import session_stores
+from ndagent.model import FORGOTTEN, UNFINISHED
+from ndagent.options import (
+    EXIT_BAD_STREAM,
+    EXIT_OK,
+    EXIT_STATUSES,
+    EXIT_USAGE,
+    command_parser,
+    period,
+)
 from ndagent.sources import STREAM_FILES, Part, source_name
 from ndagent.terminal import escape_controls, quote
 from ndagent.totals import Totals
@@ -97,9 +107,15 @@ class Command:
     @classmethod
     def check_options(cls, parser, args):
         """The usage errors of options that go together (``parser.error``); in every
-        verb: --header is for --format tsv (no other format has a header row)."""
+        verb: --header is for --format tsv (no other format has a header row), and
+        --since and --until take dates."""
         if getattr(args, "header", False) and getattr(args, "format", None) != "tsv":
             parser.error("--header is for --format tsv, the only format with a header row")
+        try:
+            period(args)
+        except ValueError:
+            parser.error("--since and --until take a date: YYYY-MM-DD, YYYYMMDD, today or "
+                         "yesterday")
 
     def __init__(self, args, prog, out):
         self.args = args
@@ -112,6 +128,12 @@ class Command:
         self.pairer = None  # the frame's CallPairer, while it runs
         # The running totals of the runs read so far (ndagent.totals), across inputs.
         self.totals = Totals()
+        # The folders of the session files --sessions reads (that exist).
+        sessions = getattr(args, "sessions", False)
+        self.stores = [] if sessions is False else session_stores(
+            sessions, os.environ, os.path.expanduser("~"))
+        # (zone, first day, last day) of the runs read (--since, --until), or None.
+        self.period = period(args)
 
     def execute(self):
         """Run as the owner of standard output: what is written once per output
@@ -129,9 +151,12 @@ class Command:
         """The inputs to read: the FILEs, a directory's stream files in its place
         (``inputs.expand``; one that holds none is a warning), or standard input when
         there is no FILE."""
-        if not self.args.files:
+        sessions = getattr(self.args, "sessions", False) is not False
+        if sessions and not self.stores and not self.quiet:
+            self.say("warning: --sessions: no agent's session folder is on this machine")
+        if not self.args.files and not sessions:
             return ["-"]
-        found, empty = inputs.expand(self.args.files)
+        found, empty = inputs.expand(self.stores + self.args.files)
         for folder in empty:
             self.warn(Where(source_name(folder), None),
                       f"no stream file in this directory ({STREAM_FILES})")
@@ -202,7 +227,10 @@ class Command:
 
     def end_run(self, end, pending):
         """The run is over (``end``: its RunEnd; ``pending``: the kept values of its
-        calls never ended).  By default a run cut off, or one that failed, is an error."""
+        calls never ended).  By default a run cut off, or one that failed, is an error
+        (a session run the user interrupted, or still open, is neither)."""
+        if end.outcome in UNFINISHED:
+            return
         if end.cutoff:
             self.error(end.start, self.cut_off(end))
         elif not end.ok:
@@ -233,7 +261,10 @@ class Command:
 
     def not_read(self, where, message):
         """An input that is not read: no agent's stream, or another agent's than
-        ``--agent`` names.  An error, status 1."""
+        ``--agent`` names.  An error, status 1 (but for a file of an agent's session
+        folder, --sessions, which may hold other files)."""
+        if any(where.source.startswith(os.path.join(store, "")) for store in self.stores):
+            return
         self.error(where, message)
 
     def finish(self):

@@ -17,7 +17,7 @@ import stat
 import orjson
 
 from ndagent.formats import Detector, OtherAgents, get
-from ndagent.sources import STREAM_SUFFIXES, Part, compression
+from ndagent.sources import DOCUMENT_BYTES, STREAM_SUFFIXES, Part, compression
 
 # How much of a regular file is read ahead to tell its agent before it is decoded.
 DETECT_HEAD = 1 << 20
@@ -285,6 +285,14 @@ def _here(name):
     except OSError:
         return False
     return not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode))
+
+
+def read_document(name):
+    """The bytes of a regular FILE read whole as one JSON document, or None when it is
+    larger than DOCUMENT_BYTES."""
+    with open(name, "rb") as handle:
+        text = handle.read(DOCUMENT_BYTES + 1)
+    return None if len(text) > DOCUMENT_BYTES else text
 
 
 def detect_head(name, detector):

@@ -45,11 +45,14 @@ __all__ = [
     "READER_CALL_BYTES",
     "RunEnd",
     "RunStart",
+    "SESSION_OUTCOMES",
     "Text",
     "Thinking",
+    "UNFINISHED",
     "ToolEnd",
     "ToolStart",
     "json_size",
+    "run_outcome",
 ]
 
 # The tool kinds every format maps its tools onto (Cursor's names); a tool outside them
@@ -114,10 +117,14 @@ class RunStart(_Event):
     stream time (epoch milliseconds) of the run's first event that has one, or None;
     a Reader may learn it from a later event than the one the RunStart is made at, and
     sets it then, so it is complete when the run's RunEnd (whose ``start`` this is) is
-    handed on."""
+    handed on.
+
+    Of a session file's run (``form`` "session"; None for a stream's): its ``prompt``,
+    ``started`` (an ISO time, or None) and ``project`` (a cwd, or the store's folder
+    name, or None)."""
 
     __slots__ = ("agent", "session_id", "model", "cwd", "source", "line", "announced",
-                 "version", "time_ms")
+                 "version", "time_ms", "form", "prompt", "started", "project")
 
 
 class Text(_Event):
@@ -248,11 +255,31 @@ class RunEnd(_Event):
     failed run, a short class of its failure from the agent's own names (a result
     subtype, an HTTP status, an error type), else "_OTHER"; for a run cut off,
     "cutoff"; None for a run that ended ok.  A Reader sets it where its agent names
-    the failure; the frame sets the rest ("_OTHER", "cutoff")."""
+    the failure; the frame sets the rest ("_OTHER", "cutoff").
+
+    Of a session file's run: ``outcome`` ("ok", "failed", "interrupted": the user
+    stopped it, or "open": the file ends inside it; neither of the last two is a
+    failure, and ``ok`` is false for both), ``ended`` (an ISO time, or None) and
+    ``usage_parts``, its usage by API message ({key: (model, usage)}, or None), for
+    counting each message once across inputs that hold copies of it."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
                  "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line",
-                 "totals", "tokens_from", "time_ms", "error_type")
+                 "totals", "tokens_from", "time_ms", "error_type", "outcome", "ended",
+                 "usage_parts")
+
+
+# How a session file's run may end (RunEnd.outcome); the two last are no failure.
+SESSION_OUTCOMES = ("ok", "failed", "interrupted", "open")
+UNFINISHED = ("interrupted", "open")
+
+
+def run_outcome(end):
+    """How a run ended, as the verbs name it: a session run's own outcome, else "ok",
+    "failed" or "cutoff"."""
+    if end.outcome is not None:
+        return end.outcome
+    return "cutoff" if end.cutoff else "ok" if end.ok else "failed"
 
 
 class Answer:

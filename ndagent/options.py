@@ -10,10 +10,11 @@ import time
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
-from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
+from ndagent.figures import date_of, zone_of
+from ndagent.formats import DETECT_OBJECTS, agents, all_formats, fallback
 from ndagent.model import epoch_ms
 from ndagent.output import die_of_sigpipe, write_all, write_message
-from ndagent.sources import STDIN, STREAM_FILES
+from ndagent.sources import DOCUMENT_BYTES, STDIN, STREAM_FILES
 from ndagent.terminal import escape_controls
 
 # Without -j, the FILEs of a verb that reads each on its own are shared among
@@ -110,7 +111,14 @@ class Parser(argparse.ArgumentParser):
             bool(action.option_strings), action.dest in _COMMON or isinstance(action, _Help),
             isinstance(action, _Help)))
         lines = [f"usage: {self.short_usage()}", f"{parts['summary']}.", ""]
-        lines += [f"  {_short_name(action):<22}{_brief(action)}" for action in listed]
+        # An option that goes with another (``short_with``: its dest) shares its line.
+        joined = {}
+        for action in listed:
+            if getattr(action, "short_with", None) is not None:
+                joined.setdefault(action.short_with, []).append(_short_name(action))
+        lines += [f"  {', '.join([_short_name(action), *joined.get(action.dest, ())]):<21} "
+                  f"{_brief(action)}" for action in listed
+                  if getattr(action, "short_with", None) is None]
         if parts.get("commands"):
             lines += ["", "commands:", parts["commands"]]
         lines += ["", "example:", *first_example(parts["examples"]),
@@ -167,7 +175,8 @@ class Parser(argparse.ArgumentParser):
 def _attach_optional_values(parser, args):
     """An option whose value is optional (``nargs="?"``, as --color) takes the next
     word as its value only when it is one of its choices (``--color never FILE``), or
-    an attached value (``--color=never``); else a bare ``--color`` means its ``const``
+    one that its ``takes`` test takes (``--sessions`` a list of agents), or an attached
+    value (``--color=never``); else a bare ``--color`` means its ``const``
     and the word after it stays an argument (a FILE): argparse alone took any word
     after it for the option's value."""
     optional = {name: action for action in parser._actions
@@ -187,7 +196,9 @@ def _attach_optional_values(parser, args):
             given.append(arg)
             continue
         following = args[index + 1] if index + 1 < len(args) else None
-        if following is not None and action.choices and following in action.choices:
+        takes = getattr(action, "takes", None)
+        if following is not None and (action.choices and following in action.choices
+                                      or takes is not None and takes(following)):
             next(words)
             given.append(f"{name}={following}")
         else:
@@ -319,18 +330,20 @@ def _fill(text):
 def _invocations():
     """The agents and the command lines that print their streams, for help."""
     listed = [f"{each.title} ('{each.invocation.replace(' ', _NO_BREAK)}')"
-              for each in all_formats()]
+              for each in all_formats() if each.form == "stream"]
     return " or ".join([", ".join(listed[:-1]), listed[-1]] if len(listed) > 1 else listed)
 
 
 def agents_listing():
     """What a verb's --help says of the agents: which, and where detection is told."""
-    return _fill(f"Agents: {_invocations()}. {SEE_DETECTION}")
+    sessions = ", ".join(each.title for each in all_formats() if each.form == "session")
+    return _fill(f"Agents: {_invocations()}; and the session files agents keep on disk: "
+                 f"{sessions}. {SEE_DETECTION}")
 
 
 def agents_help():
     """What every command's --help says of the agents it reads, from their formats."""
-    formats = all_formats()
+    formats = [each for each in all_formats() if each.form == "stream"]
     listing = _invocations()
     found = fallback()
     otherwise = (f"an input whose objects all have types {found.title} uses is "
@@ -350,7 +363,9 @@ def agents_help():
         f"is detected, an object of another agent is a bad line, '{other}': skipped with a "
         f"warning (an error in validate), wherever a line is decoded: every line in "
         f"validate and under --strict, else the lines that may hold an event the command "
-        f"needs.")
+        f"needs. The session files agents keep on disk are told the same way, by their "
+        f"content, never by their name; one that is a single JSON document (a pretty-printed "
+        f"object) is read whole, up to {DOCUMENT_BYTES >> 20} MiB.")
 
 
 def agents_prose(verb):
@@ -417,7 +432,8 @@ AGENT = "<AGENT>"
 
 def agent_examples(examples):
     """Examples as help shows them, the first agent's command line for AGENT."""
-    return examples.replace(AGENT, all_formats()[0].invocation)
+    return examples.replace(AGENT, next(each.invocation for each in all_formats()
+                                        if each.form == "stream"))
 
 
 # -q and --strict mean the same in every verb; each verb's --help says what else.
@@ -446,11 +462,36 @@ def command_parser(verb, summary, description, examples, converter=True,
                                          "decompressed; a directory: the stream files below "
                                          f"it ({STREAM_FILES}), in name order")
         files.complete = COMPLETE_FILES
+        sessions = parser.add_argument(
+            "--sessions", nargs="?", const="all", default=False, type=_session_agents,
+            metavar="AGENTS",
+            help="read the session files that the agents keep in their default folders "
+                 "(every agent's, or those of AGENTS, named as --agent names them and "
+                 "comma-separated), "
+                 "before any FILE: " + _stores_listing() + "; a file there that is no "
+                 "session is passed over",
+        )
+        sessions.brief = "read the agents' own session files (of AGENTS)"
+        sessions.takes = _names_agents
+        parser.add_argument(
+            "--since", metavar="DATE",
+            help="only the runs that began on DATE or later (YYYY-MM-DD, YYYYMMDD, today, "
+                 "yesterday), in --tz's zone; a run with no time (as most streams' runs) "
+                 "is left out",
+        ).brief = "only the runs begun in that period"
+        parser.add_argument(
+            "--until", metavar="DATE", help="only the runs that began on DATE or before",
+        ).short_with = "since"
+        parser.add_argument(
+            "--tz", default="local", metavar="ZONE", type=_zone,
+            help="the time zone of days (--since, --until, stats --by day, week and "
+                 "month): an IANA name (Europe/Paris) or UTC (default: the local zone)",
+        ).short_with = "since"
     parser.add_argument(
         # AGENT rather than the choices in the usage: nine names do not fit a line.
-        "--agent", choices=("auto", *names()), default="auto", metavar="AGENT",
-        help="the agent whose stream each FILE is: auto (the default) detects it from "
-             "the first objects of each FILE: " + ", ".join(names())
+        "--agent", choices=("auto", *agents()), default="auto", metavar="AGENT",
+        help="the agent whose stream (or session file) each FILE is: auto (the default) "
+             "detects it from the first objects of each FILE: " + ", ".join(agents())
     ).brief = "auto (the default), or an agent's name (--help: which)"
     parser.add_argument(
         "--max-line", type=byte_size, default=MAX_LINE, metavar="SIZE",
@@ -466,11 +507,63 @@ def command_parser(verb, summary, description, examples, converter=True,
             "-q", "--quiet", action="store_true",
             help=f"{QUIET_HELP}: no message marked 'warning:' on standard error")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
-                        help="print the version and exit")
+                        help="print the version and exit").short_with = "help"
     return parser
 
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _zone(text):
+    """--tz's value: a time zone (None: the local one)."""
+    try:
+        return zone_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
+def period(args):
+    """(zone, first day, last day) of --since and --until (a day None: no bound), or
+    None without either; ValueError for a DATE that is none."""
+    since, until = getattr(args, "since", None), getattr(args, "until", None)
+    if since is None and until is None:
+        return None
+    return args.tz, *(None if text is None else date_of(text, args.tz)
+                      for text in (since, until))
+
+
+def _names_agents(word):
+    """Whether a word is a list of agents whose session files ndagent reads."""
+    try:
+        _session_agents(word)
+    except argparse.ArgumentTypeError:
+        return False
+    return word != "all"
+
+
+def _session_agents(text):
+    """--sessions' value: the agents named (None: all of them)."""
+    if text == "all":
+        return None
+    named = [each.strip() for each in text.split(",") if each.strip()]
+    known = {each.agent for each in all_formats() if each.stores is not None}
+    unknown = [each for each in named if each not in known]
+    if unknown or not named:
+        raise argparse.ArgumentTypeError(
+            f"not agents whose session files ndagent reads ({', '.join(sorted(known))}): "
+            f"{text!r}")
+    return tuple(named)
+
+
+def _stores_listing():
+    """Where each agent's session files are, for --help."""
+    home = "~"
+    listed = []
+    for each in all_formats():
+        if each.stores is not None:
+            found = ", ".join(each.stores({}, home))
+            listed.append(f"{each.agent} {found}")
+    return "; ".join(listed)
 
 
 def byte_size(text):

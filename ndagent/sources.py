@@ -78,6 +78,10 @@ def open_input(name):
     return getattr(name, "read1", None) or name.read, None
 
 
+# The most bytes of an input read whole as one JSON document (a session file that is
+# one pretty-printed document: docs/agents.md#session-files).
+DOCUMENT_BYTES = 256 << 20
+
 # The compressed formats read transparently: (magic bytes, standard module, name).
 _COMPRESSED = ((b"\x1f\x8b", "gzip", "gzip"), (b"BZh", "bz2", "bzip2"),
                (b"\xfd7zXZ\x00", "lzma", "xz"))

@@ -6,7 +6,7 @@ stays under a byte limit (GitHub refuses a summary over 1024k)."""
 
 from ndagent.figures import duration_text
 from ndagent.markup import table_code, table_row
-from ndagent.model import OUTCOMES
+from ndagent.model import OUTCOMES, UNFINISHED
 
 # The default byte limit: under GitHub's 1024k, with room for other steps' lines in the
 # same file.  A row is written only when it and ROOM more bytes still fit.
@@ -15,7 +15,8 @@ ROOM = 200
 
 _TOKEN_LABELS = {"input": "Input tokens", "output": "Output tokens",
                  "cacheRead": "Cache read tokens", "cacheWrite": "Cache write tokens"}
-_OUTCOMES = {"ok": "✅ ok", "failed": "❌ failed", "cutoff": "⏸ cut off"}
+_OUTCOMES = {"ok": "✅ ok", "failed": "❌ failed", "cutoff": "⏸ cut off",
+             "interrupted": "⏹ interrupted", "open": "… open"}
 _GROUPS = {"agent": "Agent", "model": "Model", "file": "File"}
 RUN_COLUMNS = ("#", "Source", "Agent", "Model", "Outcome", "Duration", "Input", "Output",
                "Cache read", "Cache write", "Cost", "Tool calls")
@@ -75,7 +76,7 @@ def groups_markdown(by, groups, max_bytes):
     out = Writer(max_bytes)
     out.line("### ndagent stats")
     out.line("")
-    lead = [] if by is None else [_GROUPS[by]]
+    lead = [] if by is None else [_GROUPS.get(by, by.capitalize())]
     lead_align = [] if by is None else ["---"]
 
     def key_cells(key):
@@ -85,9 +86,13 @@ def groups_markdown(by, groups, max_bytes):
             return ["(none)"]
         return [key if by == "agent" else table_code(key)]
 
-    out.table([*lead, "Runs", "OK", "Failed", "Cut off", "Inputs without run"],
-              [*lead_align, *["---:"] * 5],
-              [[*key_cells(key), *_runs_cells(report)] for key, report in groups])
+    # A session file's runs may also end interrupted or open: columns for those found.
+    unfinished = [name for name in UNFINISHED
+                  if any(name in report["runs"] for _, report in groups)]
+    out.table([*lead, "Runs", "OK", "Failed", "Cut off",
+               *(name.capitalize() for name in unfinished), "Inputs without run"],
+              [*lead_align, *["---:"] * (5 + len(unfinished))],
+              [[*key_cells(key), *_runs_cells(report, unfinished)] for key, report in groups])
     out.table([*lead, "Figure", "Value", "Runs reporting"], [*lead_align, "---", "---:", "---:"],
               [[*key_cells(key), *cells] for key, report in groups
                for cells in _figure_rows(report)])
@@ -104,10 +109,11 @@ def groups_markdown(by, groups, max_bytes):
     return out.text()
 
 
-def _runs_cells(report):
+def _runs_cells(report, unfinished):
     runs = report["runs"]
     return [f"{runs['total']:,}", f"{runs['ok']:,}", f"{runs['failed']:,}",
-            f"{runs['cutoff']:,}", f"{report['inputs_without_run']:,}"]
+            f"{runs['cutoff']:,}", *(f"{runs.get(name, 0):,}" for name in unfinished),
+            f"{report['inputs_without_run']:,}"]
 
 
 def _figure_rows(report):
@@ -151,7 +157,7 @@ def run_cells(number, record, by_outcome):
     calls = f"{record['tool_calls']:,}" + (f" ({', '.join(failing)})" if failing else "")
     return [f"{number:,}", table_code(f"{record['source']}:{record['line']}"),
             record["agent"], table_code(record["model"] or ""),
-            _OUTCOMES[record["outcome"]],
+            _OUTCOMES.get(record["outcome"], record["outcome"]),
             "not reported" if duration is None else duration_text(duration),
             *("not reported" if tokens.get(name) is None else f"{tokens[name]:,}"
               for name in ("input", "output", "cacheRead", "cacheWrite")),

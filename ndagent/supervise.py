@@ -301,8 +301,6 @@ class Agent:
                 self._arrived(data)
         else:
             self.ended_at = self._clock()
-            if self.events is not None and self.line_open:
-                self._arrived(b"\n")  # its last line, with no end, arrived at its end
             self._close_output()
         return data
 
@@ -336,6 +334,10 @@ class Agent:
         return True
 
     def _close_output(self):
+        if self.events is not None and self.line_open:
+            # Its last line, with no end, arrived at its end (the output's end read, or
+            # given up when the agent is done).
+            self._arrived(b"\n")
         self.selector.unregister(self.pipe)
         self.pipe = None
 

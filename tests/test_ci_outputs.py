@@ -87,7 +87,7 @@ def test_a_workflow_command_round_trips_through_the_runners_parser(file, message
                          ids=lambda path: path.parent.name)
 def test_golden_github_output_is_commands_only(path):
     for line in path.read_text(encoding="utf-8").splitlines():
-        assert re.match(r"^::(error|warning) ", line), line
+        assert re.match(r"^::(error|warning|notice) ", line), line
         assert parse_command(line)[1]["title"].startswith("ndagent validate: ")
 
 

@@ -159,9 +159,10 @@ SOURCES = all_sources()
 
 
 def agent_programs():
-    """{program: the stream its stand-in prints}: each format's agent, its log."""
+    """{program: the stream its stand-in prints}: each agent's stream format, its log
+    (a session format's invocation is where its files are, no program)."""
     return {each.invocation.split()[0]: TESTS / "fixtures" / "logs" / f"{each.name}.ndjson"
-            for each in formats.all_formats()}
+            for each in formats.all_formats() if each.form == "stream"}
 
 
 @pytest.fixture

@@ -147,7 +147,7 @@ def test_a_partial_reads_back_as_the_figures_it_holds(by, groups):
     if by is None:
         groups = [(None, runs) for _, runs in groups[:1]]
     figures = [(key, figures_of(runs)) for key, runs in groups]
-    read_by, read, _, _ = read_partial(through_json(partial(by, figures)))
+    read_by, read, _, _, _ = read_partial(through_json(partial(by, figures)))
     assert read_by == by
     assert [(key, found.state()) for key, found in read] == \
         [(key, found.state()) for key, found in figures]

@@ -23,6 +23,7 @@ LAYERS = (
     ("terminal",),
     ("markup",),
     ("sources",),
+    ("prices",),
     ("selection",),
     ("jsonvalues",),
     ("decoder",),
@@ -31,7 +32,7 @@ LAYERS = (
     ("formats._",),  # an agent module's own parts (its help prose), no agent themselves
     ("formats",),
     ("figures",),
-    ("junit", "stepsummary", "timeline"),
+    ("junit", "statstext", "stepsummary", "timeline"),
     ("otlp",),
     ("atif",),
     ("totals",),
@@ -52,8 +53,9 @@ LAYERS = (
 )
 
 # Words that are a raw event type of some agent and also the verbs' own vocabulary: a
-# verb's name ("result"), a diagnostic's severity and field ("error", "message").
-OWN_WORDS = frozenset(cli.VERBS) | {"error", "message"}
+# verb's name ("result"), a diagnostic's severity and field ("error", "message",
+# "warning", "info"), a summary, a mode.
+OWN_WORDS = frozenset(cli.VERBS) | {"error", "message", "warning", "info", "summary", "mode"}
 # The vocabulary of the interchange outputs (otel's attribute names, the message roles of
 # OpenTelemetry and ATIF), which some agent's raw event types share.
 OUTPUT_WORDS = frozenset({"assistant", "system"})

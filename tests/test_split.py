@@ -260,10 +260,15 @@ VALUES = {
     "title": ["Runs", "<b>`x`</b>"],
     "max_chars": ["1", "40", "10000"],
     "max_bytes": ["1", "2000", "4K"],
+    "tz": ["UTC", "Europe/Paris"],
+    "since": ["2026-01-01", "today"],
+    "until": ["20300101"],
+    "prices": [str(Path(__file__).parent / "fixtures" / "prices" / "litellm-sample.json")],
 }
-# What the property does not draw: help and version, the FILEs it gives itself, and
-# --merge, which reads partials, not streams (tests/test_stats.py).
-NOT_DRAWN = {"help", "version", "files", "merge"}
+# What the property does not draw: help and version, the FILEs it gives itself,
+# --merge, which reads partials, not streams (tests/test_stats.py), and --sessions,
+# which reads the user's own folders (tests/test_sessions.py).
+NOT_DRAWN = {"help", "version", "files", "merge", "sessions"}
 SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats")
 
 

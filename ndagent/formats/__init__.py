@@ -63,8 +63,34 @@ def _formats():
 
 
 def names():
-    """The names of the agents ndagent reads, in their order."""
+    """The names of the formats ndagent reads, in their order."""
     return tuple(_formats())
+
+
+def agents():
+    """The names of the agents ndagent reads (what --agent takes), in their order: each
+    once, whatever the forms of its output it reads."""
+    found = sorted(_formats().values(), key=lambda each: each.form != "stream")
+    return tuple(dict.fromkeys(each.agent for each in found))
+
+
+def session_stores(named, environ, home):
+    """The folders of the session files of the agents ``named`` (None: every agent),
+    that exist, each once, in the formats' order."""
+    found = []
+    for each in all_formats():
+        if each.stores is None or named is not None and each.agent not in named:
+            continue
+        for folder in each.stores(environ, home):
+            if folder not in found and os.path.isdir(folder):
+                found.append(folder)
+    return found
+
+
+def what(module):
+    """What an input of ``module``'s format is, for messages: 'a claude stream', 'a
+    claude session file'."""
+    return f"a {module.agent} {'stream' if module.form == 'stream' else 'session file'}"
 
 
 def get(name):
@@ -78,6 +104,15 @@ def get(name):
 def all_formats():
     """Every registered Format, in order."""
     return tuple(_formats().values())
+
+
+def _forced(agent):
+    """The format an input of ``agent`` (--agent) with no decisive object is read as:
+    its stream's, else its first."""
+    found = [each for each in all_formats() if each.agent == agent]
+    if not found:
+        raise LookupError(agent)
+    return next((each for each in found if each.form == "stream"), found[0])
 
 
 def fallback():
@@ -106,7 +141,7 @@ class Detector:
     ``(None, line, message)`` for an input that is not read."""
 
     def __init__(self, forced=None):
-        self.forced = None if forced is None else get(forced)
+        self.forced = None if forced is None else _forced(forced)
         self.modules = all_formats()
         self.fallback = fallback()
         self.leaners = tuple(module for module in self.modules if module.leans is not None)
@@ -127,9 +162,9 @@ class Detector:
         for module in self.modules:
             if module.decides(data):
                 forced = self.forced
-                if forced is not None and forced is not module:
-                    return (None, line,
-                            f"a {module.name} stream, not {forced.name} (--agent {forced.name})")
+                if forced is not None and forced.agent != module.agent:
+                    return (None, line, f"{what(module)}, not {forced.agent} "
+                                        f"(--agent {forced.agent})")
                 return module, None, None
         for module in self.modules:
             refused = None if module.refuses is None else module.refuses(data)

@@ -79,6 +79,8 @@ def claude_decides(data):
     """Claude Code: what neither Qwen Code nor Amp writes (its init's tools list or
     version, its own event types, a cost, ``msg_`` ids, a uuid that is not the message
     id, a user line's timestamp or structured tool output, a message_start with usage)."""
+    if "sessionId" in data:  # a line of Claude Code's session files, never a stream's
+        return False
     kind = data.get("type")
     # The most frequent types first, with no any(): after detection, this runs on every
     # assistant line of a Cursor stream (formats.OtherAgents).
@@ -93,7 +95,8 @@ def claude_decides(data):
         if not (key.startswith("msg_") or (uuid.__class__ is str and uuid != key)):
             return False
     elif kind == "user":
-        if "tool_use_result" not in data and "timestamp" not in data:
+        if data.get("message").__class__ is not dict or (
+                "tool_use_result" not in data and "timestamp" not in data):
             return False
     elif kind == "system":
         if data.get("subtype") != "init" or not (data.get("tools").__class__ is list

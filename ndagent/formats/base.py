@@ -21,6 +21,9 @@ from ndagent.selection import Selection
 HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run", "markdown",
               "html")
 
+# What a format reads of its agent: the stream it prints, or the session files it keeps.
+FORMS = ("stream", "session")
+
 
 class Format:
     """One agent's stream.
@@ -81,19 +84,34 @@ class Format:
     and ATIF output, Harbor's ``AgentName`` where it has one, and the GenAI provider
     of its model calls, OpenTelemetry's well-known value or the agent's own where it
     routes to several; by default the format's name for both) and ``order`` (where it
-    stands in listings)."""
+    stands in listings).
+
+    A format reads one form of one agent's output: ``agent`` names the agent (default
+    ``name``; ``--agent`` names agents, and forces each of its forms), ``form`` says
+    which: "stream" (what the agent prints) or "session" (the files it keeps on disk,
+    docs/agents.md#session-files; their runs end ``ok``, ``failed``, ``interrupted`` or
+    ``open``, RunEnd.outcome).  ``document(value, text)``: the records of an input
+    that is one JSON document rather than lines (``value``, decoded from the bytes
+    ``text``: a pretty-printed object), when it is this format's, as ``[(line, object),
+    ...]`` in order, read like decoded lines; a message when it is a document of the
+    agent's that is no input ndagent reads; None when it is not the agent's.
+    ``stores(environ, home)``: the folders a session format's agent keeps its files in
+    by default, from the environment and the home folder (``--sessions``), whether
+    they exist or not."""
 
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
                  "refuses", "reports_cost", "running_total", "own_native", "fallback_types",
-                 "leans", "help", "result_text", "interchange", "order")
+                 "leans", "help", "result_text", "interchange", "order", "agent", "form",
+                 "document", "stores")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  reports_cost=False, running_total=None, own_native=None, fallback_types=None,
-                 leans=None, help=None, result_text=None, interchange=None, order=100):
+                 leans=None, help=None, result_text=None, interchange=None, order=100,
+                 agent=None, form="stream", document=None, stores=None):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -119,6 +137,10 @@ class Format:
         self.result_text = result_text or (lambda end: result_json(end.result))
         self.interchange = interchange or (name, name)
         self.order = order
+        self.agent = name if agent is None else agent
+        if form not in FORMS:
+            raise ValueError(f"{name}: form is one of {FORMS}: {form!r}")
+        self.form, self.document, self.stores = form, document, stores
 
     def is_noise(self, bad):
         """Whether the bad line ``bad`` (a decoder BadLine) is one the agent's CLI is known
@@ -131,7 +153,8 @@ class Format:
         gives it ("" where it gave none), or None for a run that has none: a failed
         run has one only where the answer is live (its text is the answer whatever
         came of the run)."""
-        if not (end.ok or end.cutoff or self.live_answer):
+        if not (end.ok or end.cutoff or self.live_answer
+                or end.outcome in ("interrupted", "open")):
             return None
         return end.answer if end.answer.__class__ is str else ""
 

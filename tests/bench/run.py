@@ -25,6 +25,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from generate import AGENTS, generate, run_lines  # noqa: E402 - beside this file
+from sessions import session_archive_bench  # noqa: E402 - beside this file
 
 # command: (ndagent arguments, equivalent jq program, target ratio on a file)
 CASES = {
@@ -304,6 +305,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument("--data", default=str(ROOT / "bench-data"),
                         help="where the generated stream is kept")
+    parser.add_argument("--sessions-mb", type=float, default=300,
+                        help="the generated Claude session archive's size (default 300; "
+                             "0: no session row)")
     parser.add_argument("--before", metavar="DIR",
                         help="also against the ndagent of the checkout DIR (git worktree "
                              "add DIR REV), in the same rounds")
@@ -374,6 +378,8 @@ def main():
               f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.2f}x | {target:.2f}x "
               f"| {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
     missed += stats_bench(data, args.rounds)
+    if args.sessions_mb:
+        missed += session_archive_bench(data, args.rounds, args.sessions_mb, ndagent, compare)
     missed += jobs_bench(data, args.rounds)
     ours, base = startup(max(10, args.rounds * 8))
     if ours > STARTUP * base:

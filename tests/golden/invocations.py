@@ -43,7 +43,7 @@ OUTPUTS = ("stdout", "stderr", "status")
 # The agents whose goldens 'make golden' makes: those ndagent reads.  The inputs of the
 # others wait in their folders; add an agent here when ndagent learns its format.
 AGENTS = ("cursor", "claude", "codex", "gemini", "opencode", "antigravity", "copilot", "qwen",
-          "amp")
+          "amp", "claude_session", "codex_session", "gemini_session", "cursor_session")
 
 
 def cases(names=()):

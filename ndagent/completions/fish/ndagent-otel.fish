@@ -1,6 +1,10 @@
 # fish completion for ndagent-otel (made by man/completions.py)
 complete -c ndagent-otel -s h -l help -d '-h'
-complete -c ndagent-otel -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream each FILE is'
+complete -c ndagent-otel -l sessions -x -d 'read the session files that the agents keep in their defa...'
+complete -c ndagent-otel -l since -x -d 'only the runs that began on DATE or later'
+complete -c ndagent-otel -l until -x -d 'only the runs that began on DATE or before'
+complete -c ndagent-otel -l tz -x -d 'the time zone of days'
+complete -c ndagent-otel -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream'
 complete -c ndagent-otel -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-otel -l strict -d 'make every warning an error'
 complete -c ndagent-otel -s q -l quiet -d 'print no warnings, only errors'

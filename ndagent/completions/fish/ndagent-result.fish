@@ -1,6 +1,10 @@
 # fish completion for ndagent-result (made by man/completions.py)
 complete -c ndagent-result -s h -l help -d '-h'
-complete -c ndagent-result -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream each FILE is'
+complete -c ndagent-result -l sessions -x -d 'read the session files that the agents keep in their defa...'
+complete -c ndagent-result -l since -x -d 'only the runs that began on DATE or later'
+complete -c ndagent-result -l until -x -d 'only the runs that began on DATE or before'
+complete -c ndagent-result -l tz -x -d 'the time zone of days'
+complete -c ndagent-result -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream'
 complete -c ndagent-result -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-result -l strict -d 'make every warning an error'
 complete -c ndagent-result -s q -l quiet -d 'print no warnings, only errors'
@@ -9,3 +13,4 @@ complete -c ndagent-result -s n -l no-newline -d 'print each answer exactly, add
 complete -c ndagent-result -s z -l null -d 'end each run\'s answer with a NUL instead of a newline, th...'
 complete -c ndagent-result -l from-result -d 'print the result event\'s text at the end of each run inst...'
 complete -c ndagent-result -l live -d 'print every assistant text as it arrives, interim message...'
+complete -c ndagent-result -l last -d 'print only the last run\'s answer, once every input is read'

@@ -1,6 +1,6 @@
 # fish completion for ndagent-run (made by man/completions.py)
 complete -c ndagent-run -s h -l help -d '-h'
-complete -c ndagent-run -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream each FILE is'
+complete -c ndagent-run -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream'
 complete -c ndagent-run -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-run -l strict -d 'make every warning an error'
 complete -c ndagent-run -s q -l quiet -d 'print no warnings, only errors'

@@ -1,6 +1,10 @@
 # fish completion for ndagent-validate (made by man/completions.py)
 complete -c ndagent-validate -s h -l help -d '-h'
-complete -c ndagent-validate -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream each FILE is'
+complete -c ndagent-validate -l sessions -x -d 'read the session files that the agents keep in their defa...'
+complete -c ndagent-validate -l since -x -d 'only the runs that began on DATE or later'
+complete -c ndagent-validate -l until -x -d 'only the runs that began on DATE or before'
+complete -c ndagent-validate -l tz -x -d 'the time zone of days'
+complete -c ndagent-validate -l agent -x -a 'auto cursor claude codex gemini opencode antigravity copilot qwen amp' -d 'the agent whose stream'
 complete -c ndagent-validate -l max-line -x -d 'the longest line read, in bytes'
 complete -c ndagent-validate -l version -d 'print the version and exit'
 complete -c ndagent-validate -l strict -d 'make every warning an error'

@@ -1,0 +1,301 @@
+"""The session files agents keep on disk (docs/agents.md#session-files): told by their
+content from each other and from the streams, read by every verb, their figures by the
+de-duplication rules (the goldens under tests/golden/*_session show each verb; here,
+what they do not: the real files' figures, the refusals, the bounds)."""
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ndagent import formats, inputs, sources
+from ndagent.cmd_json import main as json_main
+from ndagent.cmd_result import main as result_main
+from ndagent.cmd_stats import main as stats_main
+from ndagent.decoder import decode_line
+
+GOLDEN = Path(__file__).parent / "golden"
+FOUR = ("input", "cacheRead", "cacheWrite", "output")
+SESSIONS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "sessions"
+needs_sessions = pytest.mark.skipif(not SESSIONS.is_dir(),
+                                    reason="../shared/corpus/sessions is not beside this clone")
+
+
+def case(name):
+    return GOLDEN / name / "input.ndjson"
+
+
+def runs(call, *paths):
+    status, out, err = call(json_main, *paths)
+    return [orjson.loads(line) for line in out.splitlines()], status, err
+
+
+def told(path):
+    """The format an input's first objects tell."""
+    detector = formats.Detector()
+    for line, text in enumerate(path.read_bytes().splitlines(), 1):
+        value = decode_line(text)
+        if value.__class__ is dict:
+            found = detector.add(value, line)
+            if found is not None:
+                return found[0].name
+    return None
+
+
+def test_a_claude_transcript_is_no_cut_off_stream(call):
+    """It was read as a Claude stream: one run cut off, status 1."""
+    assert told(case("claude_session/rejected-interrupted")) == "claude_session"
+    found, status, err = runs(call, case("claude_session/rejected-interrupted"))
+    assert (status, err) == (0, "")
+    assert [run["outcome"] for run in found] == ["interrupted", "ok"]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*_session/*/input.ndjson")),
+                         ids=lambda path: f"{path.parent.parent.name}/{path.parent.name}")
+def test_each_session_run_is_one_object_with_the_keys_in_order(call, path):
+    found, _, _ = runs(call, path)
+    assert found
+    for number, run in enumerate(found, 1):
+        assert list(run) == ["type", "agent", "session_id", "run", "prompt", "answer",
+                             "outcome", "error", "started", "ended", "duration_ms", "model",
+                             "usage", "cost_usd", "tools", "source", "line"]
+        assert run["run"] == number and run["outcome"] in ("ok", "failed", "interrupted",
+                                                            "open")
+
+
+def test_codex_usage_is_the_difference_of_totals_never_the_sum_of_repeats(call):
+    found, _, _ = runs(call, case("codex_session/repeated-token-count"))
+    input_total = sum(run["usage"]["input"] + run["usage"]["cacheRead"] for run in found)
+    assert input_total == 22000  # the last total_token_usage's input_tokens
+    assert sum(run["usage"]["output"] for run in found) == 260
+
+
+def test_claude_usage_counts_each_message_once_its_largest_line(call):
+    (run,) = runs(call, case("claude_session/agent-progress"))[0]
+    # msg_B1 + msg_B2 of the main thread, msg_S1 (its larger line) + msg_S2 copied
+    assert run["usage"] == {"input": 3 + 2 + 5 + 4, "cacheRead": 12000 + 17000 + 8000 + 10000,
+                            "cacheWrite": 5000 + 400 + 2000 + 100,
+                            "output": 90 + 30 + 44 + 20}
+
+
+def test_stats_counts_a_subagent_file_and_its_copies_once(call):
+    args = ("--format", "ndjson", case("claude_session/agent-progress"))
+    _, alone, _ = call(stats_main, *args)
+    _, both, _ = call(stats_main, *args, case("claude_session/subagent-file"))
+    alone, both = orjson.loads(alone)["tokens"], orjson.loads(both)["tokens"]
+    assert {name: both[name] for name in ("input", "cacheRead", "cacheWrite", "output")} == \
+        {name: alone[name] for name in ("input", "cacheRead", "cacheWrite", "output")}
+
+
+def test_result_last_prints_the_last_run_s_answer(call):
+    status, out, _ = call(result_main, "--last", case("claude_session/rejected-interrupted"),
+                          case("claude_session/compaction-open"))
+    assert (status, out) == (0, b"Adding a discount test.\n")
+
+
+def test_agent_forces_the_agent_of_either_form(call):
+    path = case("claude_session/compaction-open")
+    assert runs(call, "--agent", "claude", path)[1] == 0
+    found, status, err = runs(call, "--agent", "codex", path)
+    assert (found, status) == ([], 1)
+    assert "a claude session file, not codex (--agent codex)" in err
+
+
+def test_a_gemini_logs_json_is_refused_in_one_line(call, write):
+    path = write(orjson.dumps([{"sessionId": "s", "messageId": 0, "type": "user",
+                                "message": "hi", "timestamp": "2026-01-01T00:00:00Z"}],
+                              option=orjson.OPT_INDENT_2), "logs.json")
+    found, status, err = runs(call, path)
+    assert (found, status) == ([], 1)
+    assert err.endswith("a Gemini logs.json (prompts only), not a session\n")
+
+
+def test_a_document_past_the_bound_is_refused(call, monkeypatch):
+    monkeypatch.setattr(sources, "DOCUMENT_BYTES", 1000)
+    monkeypatch.setattr(inputs, "DOCUMENT_BYTES", 1000)
+    found, status, err = runs(call, case("gemini_session/whole-document"))
+    assert (found, status) == ([], 1)
+    assert "input too large for a JSON document" in err
+
+
+def test_any_other_document_is_still_json_output(call, write):
+    path = write(orjson.dumps({"type": "result", "result": "hi"}, option=orjson.OPT_INDENT_2))
+    assert "json output, not stream-json" in runs(call, path)[2]
+
+
+def test_a_codex_rollout_before_the_payload_envelope_is_refused(call, write):
+    path = write([b'{"id":"x","timestamp":"2025-01-01T00:00:00Z","instructions":null}',
+                  b'{"record_type":"state"}'])
+    assert "unsupported codex session format" in runs(call, path)[2]
+
+
+# The real files (SESSIONS.md part 9: the figures ccusage gives, where comparable).
+
+@needs_sessions
+@pytest.mark.parametrize(("name", "figures"), [
+    ("claude/spotter-2.1.38-task-agent-progress.jsonl",
+     {"input": 1600, "output": 1593, "cacheWrite": 40127, "cacheRead": 522629}),
+    ("codex/codemie-0.125.0-tui-rollout-019e1625.jsonl",
+     {"input": 1126300, "cacheRead": 4929536, "cacheWrite": 0, "output": 9118}),
+    ("gemini/codemie-2026-01-session-37b7abef-file-ops.json",
+     {"input": 25301, "cacheRead": 62117, "output": 1441}),
+])
+def test_real_session_totals(call, name, figures):
+    found, status, _ = runs(call, SESSIONS / name)
+    assert status == 0
+    totals = {key: sum(run["usage"][key] or 0 for run in found) for key in figures}
+    assert totals == figures
+
+
+@needs_sessions
+def test_real_codex_turns_and_answer(call):
+    found, _, _ = runs(call, SESSIONS / "codex/codemie-0.125.0-tui-rollout-019e1625.jsonl")
+    assert [run["usage"] for run in found] == [
+        {"input": 20786, "cacheRead": 37120, "cacheWrite": 0, "output": 374},
+        {"input": 1105514, "cacheRead": 4892416, "cacheWrite": 0, "output": 8744}]
+    assert (found[0]["prompt"], found[0]["started"], found[0]["duration_ms"]) == (
+        "show tools", "2026-05-11T08:27:17.493Z", 15481)
+
+
+# --sessions: the agents' default folders, read as ccusage reads them with no argument.
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A home folder with a session file of each agent in its default folder, a
+    Gemini logs.json beside its chats, and none of the agents' variables set."""
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    layout = {
+        ".claude/projects/-home-ana-shop/5f0c2a9e.jsonl": "claude_session/rejected-interrupted",
+        ".codex/sessions/2026/01/02/rollout-2026-01-02T07-00-00-x.jsonl":
+            "codex_session/repeated-token-count",
+        ".gemini/tmp/shop/chats/session-2026-04-20T10-00-3e9a7c21.jsonl":
+            "gemini_session/jsonl-set-rewind",
+        ".cursor/projects/srv-app/agent-transcripts/a/a.jsonl": "cursor_session/no-turn-ended",
+    }
+    for path, name in layout.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(case(name).read_bytes())
+    (tmp_path / ".gemini/tmp/shop/logs.json").write_bytes(
+        b'[{"sessionId": "s", "messageId": 0, "type": "user", "message": "hi"}]\n')
+    return tmp_path
+
+
+def test_sessions_reads_every_agent_s_default_folder(call, home):
+    status, out, err = call(stats_main, "--sessions", "--by", "agent", "--format", "ndjson")
+    assert (status, err) == (0, "")  # the logs.json passed over
+    found = {record["agent"]: record["runs"]["total"] for record in map(orjson.loads,
+                                                                        out.splitlines())}
+    assert found == {"claude": 2, "codex": 2, "cursor": 2, "gemini": 3}
+
+
+def test_sessions_names_agents_and_config_folders(call, home, monkeypatch):
+    status, out, _ = call(stats_main, "--sessions", "claude,codex", "--by", "agent",
+                          "--format", "ndjson")
+    assert status == 0
+    assert [orjson.loads(line)["agent"] for line in out.splitlines()] == ["claude", "codex"]
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "elsewhere"))
+    status, out, _ = call(stats_main, "--sessions", "claude", "--format", "ndjson")
+    assert orjson.loads(out)["runs"]["total"] == 0
+
+
+def test_since_and_until_keep_the_runs_begun_those_days(call):
+    paths = [case("claude_session/rejected-interrupted"), case("codex_session/aborted-resumed")]
+    status, out, _ = call(stats_main, "--tz", "UTC", "--since", "2026-05-12", "--until",
+                          "20260512", "--format", "ndjson", *paths)
+    assert status == 0 and orjson.loads(out)["runs"]["total"] == 1
+
+
+def test_gemini_counts_the_tokens_of_rewound_messages_in_the_run_after(call):
+    """A message $rewindTo takes back was still a call made (ccusage counts it too): its
+    tokens go to the run that takes its place."""
+    found, _, _ = runs(call, case("gemini_session/jsonl-set-rewind"))
+    assert [run["prompt"] for run in found] == ["what is in notes.txt", "translate it to german",
+                                                "and in italian?"]
+    assert found[1]["usage"] == {"input": 200 + 200, "cacheRead": 3100 + 3000,
+                                 "cacheWrite": None, "output": 7 + 6}
+
+
+def test_since_works_in_every_verb_and_a_file_of_other_days_is_no_empty_input(call):
+    from ndagent.cmd_text import main as text_main
+    from ndagent.cmd_validate import main as validate_main
+
+    paths = [case("claude_session/rejected-interrupted"), case("claude_session/compaction-open")]
+    status, out, err = call(text_main, "--no-filename", "--tz", "UTC", "--since", "2026-03-04",
+                            *paths)
+    assert (status, out, err) == (0, b"Edited file\n", "")
+    status, out, _ = call(validate_main, "--tz", "UTC", "--until", "2000-01-01", paths[0])
+    assert status == 0 and out.endswith(b": 17 events, 0 runs, 0 errors, 0 warnings\n")
+
+
+def test_partials_merge_to_what_one_call_counts(call, tmp_path):
+    """A partial lists the API messages it counted: merged in either order, a subagent's
+    file and its copies in another partial count once."""
+    paths = [case("claude_session/agent-progress"), case("claude_session/subagent-file")]
+    _, whole, _ = call(stats_main, "--format", "ndjson", *paths)
+    partials = []
+    for index, path in enumerate(paths):
+        _, out, _ = call(stats_main, "--partial", path)
+        partials.append(tmp_path / f"{index}.partial")
+        partials[-1].write_bytes(out)
+    for order in (partials, partials[::-1]):
+        _, merged, _ = call(stats_main, "--merge", "--format", "ndjson", *order)
+        assert orjson.loads(merged)["tokens"] == orjson.loads(whole)["tokens"]
+
+
+def test_by_model_splits_a_run_s_tokens_by_each_message_s_model(call, tmp_path):
+    path = case("claude_session/agent-progress")
+    _, out, _ = call(stats_main, "--by", "model", "--format", "ndjson", path)
+    found = {record["model"]: record for record in map(orjson.loads, out.splitlines())}
+    assert found["claude-haiku-4-5-20251001"]["tokens"]["input"] == 5 + 4  # the subagent's
+    assert found["claude-sonnet-4-5"]["tokens"]["input"] == 3 + 2
+    assert found["claude-sonnet-4-5"]["tool_calls"] == 2  # the run's calls: its main model's
+    assert found["claude-haiku-4-5-20251001"]["runs"]["total"] == 1
+    # the same in partials merged, the subagent's own file in another
+    parts = []
+    for index, each in enumerate((path, case("claude_session/subagent-file"))):
+        parts.append(tmp_path / f"{index}")
+        parts[-1].write_bytes(call(stats_main, "--by", "model", "--partial", each)[1])
+    _, merged, _ = call(stats_main, "--merge", "--format", "ndjson", *parts[::-1])
+    merged = {record["model"]: record for record in map(orjson.loads, merged.splitlines())}
+    for model, record in found.items():
+        assert {name: merged[model]["tokens"][name] for name in FOUR} == \
+            {name: record["tokens"][name] for name in FOUR}
+
+
+def test_a_codex_command_still_running_ends_with_its_exec_command_end(call, write):
+    def line(kind, **payload):
+        return orjson.dumps({"timestamp": "2026-05-11T08:00:00.000Z", "type": kind,
+                             "payload": payload})
+
+    running = "Chunk ID: 1\\nProcess running with session ID 7\\nOutput:\\n"
+    path = write([
+        line("session_meta", id="019e0000-0000-7000-8000-000000000000", cwd="/w"),
+        line("event_msg", type="task_started", turn_id="t1"),
+        line("event_msg", type="user_message", message="build it"),
+        line("response_item", type="function_call", name="exec_command",
+             arguments='{"cmd": "make"}', call_id="c1"),
+        line("response_item", type="function_call_output", call_id="c1", output=running),
+        line("event_msg", type="exec_command_end", call_id="c1", exit_code=2),
+        line("response_item", type="function_call", name="exec_command",
+             arguments='{"cmd": "make serve"}', call_id="c2"),
+        line("event_msg", type="exec_command_end", call_id="c2", exit_code=0),
+        line("response_item", type="function_call_output", call_id="c2", output=running),
+        line("response_item", type="function_call", name="exec_command",
+             arguments='{"cmd": "tail -f log"}', call_id="c3"),
+        line("response_item", type="function_call_output", call_id="c3", output=running),
+        line("event_msg", type="task_complete", turn_id="t1", last_agent_message="done")])
+    (run,) = runs(call, path)[0]
+    assert run["tools"] == {"shell": {"success": 1, "failure": 1, "unknown": 1}}
+
+
+@pytest.mark.parametrize("by", ["file", "day", "model"])
+def test_a_file_read_twice_counts_once_in_one_process_and_in_shares(call, monkeypatch, by):
+    paths = [case("gemini_session/jsonl-set-rewind"), case("claude_session/agent-progress"),
+             case("gemini_session/jsonl-set-rewind"), case("claude_session/subagent-file")]
+    printed = []
+    for mode in ("never", "always"):
+        monkeypatch.setenv(inputs.ENVIRONMENT, mode)
+        printed.append(call(stats_main, "--by", by, "--tz", "UTC", *paths)[1])
+    assert printed[0] == printed[1]
