@@ -173,8 +173,12 @@ def claude_run_lines(rng, number):
     for step in range(rng.randint(6, 20)):
         message = f"msg_{rng.getrandbits(64):016x}{number:06d}{step:03d}"
         text = " ".join(sentence(rng, rng.randint(1, 4)) for _ in range(rng.randint(5, 40)))
+        # As the API starts a message: its model, and its usage so far.
         emit({"type": "stream_event", "event": {"type": "message_start", "message": {
-            "id": message, "type": "message", "role": "assistant", "content": []}}})
+            "model": "claude-sonnet-4-5", "id": message, "type": "message",
+            "role": "assistant", "content": [], "stop_reason": None,
+            "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": 0, "output_tokens": 1}}}})
         for start in range(0, len(text), 12):
             emit({"type": "stream_event", "event": {
                 "type": "content_block_delta", "index": 0,
