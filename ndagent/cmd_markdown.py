@@ -62,6 +62,7 @@ EXAMPLES = """\
 
 class MarkdownCommand(TranscriptCommand):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "markdown", SUMMARY, DESCRIPTION, EXAMPLES
+    SUFFIX = "md"
 
     @classmethod
     def add_options(cls, parser):

@@ -261,10 +261,13 @@ VALUES = {
     "max_chars": ["1", "40", "10000"],
     "max_bytes": ["1", "2000", "4K"],
 }
-# What the property does not draw: help and version, the FILEs it gives itself, and
-# --merge, which reads partials, not streams (tests/test_stats.py).
-NOT_DRAWN = {"help", "version", "files", "merge"}
-SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats")
+# What the property does not draw: help and version, the FILEs it gives itself,
+# --merge, which reads partials, not streams (tests/test_stats.py), and --split, which
+# writes files, not standard output (tests/test_transcript.py).
+NOT_DRAWN = {"help", "version", "files", "merge", "split"}
+# markdown and html read every input in one process by design (their runs are numbered
+# across the output): in parts they must still print what one process prints.
+SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats", "markdown", "html")
 
 
 @st.composite
