@@ -3,12 +3,15 @@ place it is written in, whatever it holds; the bounds hold."""
 
 import json
 import os
+import select
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import InProcess
+from conftest import InProcess, command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -255,3 +258,33 @@ def test_split_names_a_file_by_safe_characters_only_and_follows_no_link(tmp_path
     assert status == 2 and not (tmp_path / "elsewhere").exists()
     status, _, err = render("markdown", stream, tmp_path, "--split", str(tmp_path / "no"))
     assert status == 2 and b"no such directory" in err
+
+
+def test_markdown_on_a_live_pipe_writes_each_piece_before_the_run_ends(tmp_path):
+    """'agent | ndagent markdown': what is complete is written while the agent still
+    runs, and a run cut off then still leaves its transcript, marked so."""
+    agent = Path(__file__).parent / "fake_agents" / "agent.py"
+    stream = Path(__file__).parent / "fixtures" / "logs" / "claude.ndjson"
+    # All but the result, a line every 0.05 s, then the agent hangs: the run never ends.
+    producer = subprocess.Popen([sys.executable, str(agent), str(stream), "--lines", "10",
+                                 "--every", "0.05", "--then", "hang"], stdout=subprocess.PIPE)
+    consumer = subprocess.Popen([command("markdown")], stdin=producer.stdout,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    producer.stdout.close()
+    try:
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"</details>" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([consumer.stdout], [], [], 1)
+            if ready:
+                seen += os.read(consumer.stdout.fileno(), 65536)
+        assert b"<summary>read \xc2\xb7 <code>/home/dev/inventory/src/money.py</code>" in seen
+        assert producer.poll() is None and consumer.poll() is None  # the run goes on
+    finally:
+        producer.kill()
+        producer.wait()
+    rest, _ = consumer.communicate(timeout=30)
+    assert consumer.returncode == 1
+    document = (seen + rest).decode("utf-8")
+    assert document.index("</details>") < document.index("### Cut off")
+    assert document.startswith("# Agent transcript\n") and "| Outcome | cut off |" in document
