@@ -51,9 +51,10 @@ def chromium():
 
 
 class Sink:
-    """A loopback TCP server that records the first line of every connection made to
-    it (a proxy's request line: ``GET http://host/path``, ``CONNECT host:443``) and
-    closes it."""
+    """A loopback TCP server that records every connection made to it, as it is
+    accepted, then as the first line sent on it (a proxy's request line: ``GET
+    http://host/path``, ``CONNECT host:443``), and answers 404.  A connection that
+    sends nothing (a browser's speculative one) stays recorded as such."""
 
     def __init__(self):
         self.server = socket.create_server(("127.0.0.1", 0))
@@ -68,16 +69,21 @@ class Sink:
                 connection, _ = self.server.accept()
             except OSError:  # closed
                 return
-            with connection:
-                connection.settimeout(5)
-                try:
-                    first = connection.recv(4096).split(b"\r\n", 1)[0]
-                except OSError:
-                    first = b"(no request line)"
-                self.seen.append(first.decode("latin-1"))
-                with suppress(OSError):  # the browser may have gone
-                    connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
-                                       b"Connection: close\r\n\r\n")
+            self.seen.append("(a connection, no request line yet)")
+            threading.Thread(target=self._answer, args=(connection, len(self.seen) - 1),
+                             daemon=True).start()
+
+    def _answer(self, connection, index):
+        with connection:
+            connection.settimeout(5)
+            try:
+                first = connection.recv(4096).split(b"\r\n", 1)[0]
+            except OSError:
+                return
+            self.seen[index] = first.decode("latin-1")
+            with suppress(OSError):  # the browser may have gone
+                connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
+                                   b"Connection: close\r\n\r\n")
 
     def close(self):
         self.server.close()
