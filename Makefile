@@ -7,7 +7,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := tests/fixtures/sample.ndjson
 
-.PHONY: all demo test golden lint install man completions bench fuzz clean ccusage
+.PHONY: all demo test golden lint install man completions bench fuzz clean ccusage chromium \
+	browser screenshots pandoc transcripts
 
 all: test
 
@@ -42,6 +43,26 @@ demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
 
 test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes, a process per core
 	$(BIN)/python -m pytest -q -n auto
+
+# The transcripts in the programs that show them.  'make test' runs the browser test on
+# a few pages when chromium is on PATH (and skips it, saying why, when not), and the
+# pandoc test when pandoc is; these targets install Debian's packages when missing.
+chromium:  ## install Debian's chromium when there is no Chromium on PATH (the browser tests)
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { apt-get update -qq && apt-get install -y -qq chromium; }
+
+pandoc:  ## install Debian's pandoc when missing (the Markdown transcripts' pandoc test)
+	command -v pandoc >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq pandoc; }
+
+browser: $(STAMP) chromium  ## every golden case's HTML transcript in headless Chromium, offline
+	NDAGENT_BROWSER=all $(BIN)/python -m pytest -q -n auto tests/test_browser.py
+
+transcripts: $(STAMP) chromium pandoc  ## the browser and pandoc tests of the transcripts, every case
+	NDAGENT_BROWSER=all $(BIN)/python -m pytest -q -n auto tests/test_browser.py \
+	  tests/test_transcript.py
+
+screenshots: $(STAMP) chromium  ## docs/screenshots/AGENT.png: the sample runs' HTML transcripts
+	$(BIN)/python tests/browser.py screenshots docs/screenshots
 
 # CASES=AGENT/CASE ... makes only those (tests/golden/regenerate.py says more).
 golden: $(STAMP)  ## tests/golden's expected outputs, from what the commands print now

@@ -89,6 +89,7 @@ _CLASS = {"cut off": "cutoff"}
 
 class HtmlCommand(TranscriptCommand):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "html", SUMMARY, DESCRIPTION, EXAMPLES
+    SUFFIX = "html"
 
     def head(self, title, sources):
         shown = html.escape(f"{field(title)}: {', '.join(sources)}"[:200])

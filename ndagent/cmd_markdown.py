@@ -62,6 +62,7 @@ EXAMPLES = """\
 
 class MarkdownCommand(TranscriptCommand):
     VERB, SUMMARY, DESCRIPTION, EXAMPLES = "markdown", SUMMARY, DESCRIPTION, EXAMPLES
+    SUFFIX = "md"
 
     @classmethod
     def add_options(cls, parser):
@@ -170,7 +171,8 @@ def fence(bounded, info):
     """A fenced block of ``bounded`` (a Bounded): backticks longer than any run of
     them inside, at least 3; the marker of a cut on a line of its own."""
     content = bounded.parts() if isinstance(bounded, Bounded) else bounded
-    longest = max((len(run) for run in _BACKTICKS.findall(content)), default=0)
+    longest = 0 if "`" not in content else max(len(run) for run in
+                                               _BACKTICKS.findall(content))
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{info}\n{content}\n{ticks}\n"
 
@@ -233,35 +235,41 @@ def _closes(line, opened):
     return run >= len(opened) and stripped[run:].strip(" \t") == ""
 
 
+# What _inline acts on; the text between is copied as it is.
+_ACTIVE = re.compile(r"[\\`<]")
+
+
 def _inline(line):
     """One line outside a fence, as _prose says."""
     out = []
     index, size = 0, len(line)
-    while index < size:
-        char = line[index]
-        if char == "\\" and index + 1 < size and line[index + 1] in "`<\\":
-            out.append(line[index:index + 2])
-            index += 2
+    while True:
+        found = _ACTIVE.search(line, index)
+        if found is None:
+            out.append(line[index:])
+            return "".join(out)
+        at = found.start()
+        out.append(line[index:at])
+        char = line[at]
+        if char == "\\":
+            index = at + (2 if at + 1 < size and line[at + 1] in "`<\\" else 1)
+            out.append(line[at:index])
         elif char == "`":
-            end = index
+            end = at
             while end < size and line[end] == "`":
                 end += 1
-            closer = _closer(line, end, end - index)
+            closer = _closer(line, end, end - at)
             if closer is None:
-                out.append("\\`" * (end - index))
+                out.append("\\`" * (end - at))
                 index = end
             else:
-                out.append(line[index:closer])
+                out.append(line[at:closer])
                 index = closer
-        elif char == "<" and index + 1 < size and (line[index + 1].isascii()
-                                                   and line[index + 1].isalpha()
-                                                   or line[index + 1] in "/!?"):
-            out.append("&lt;")
-            index += 1
         else:
-            out.append(char)
-            index += 1
-    return "".join(out)
+            follows = line[at + 1:at + 2]
+            out.append("&lt;" if follows and (follows.isascii() and follows.isalpha()
+                                              or follows in "/!?") else "<")
+            index = at + 1
 
 
 def _closer(line, start, length):

@@ -11,6 +11,7 @@ aside (a temporary file) or, on a live stream, out at once.
 
 import difflib
 import os
+import re
 from collections import deque
 from datetime import datetime, timezone
 from stat import S_ISREG
@@ -386,9 +387,28 @@ class TranscriptCommand(Command):
             "--no-thinking", action="store_true",
             help="leave the model's thinking out",
         ).brief = "leave the thinking out"
+        parser.add_argument(
+            "--split", metavar="DIR",
+            help=f"write each run to a file of its own in the directory DIR, named "
+                 f"run-NUMBER-SESSION.{cls.SUFFIX} (the session id with any character but "
+                 "letters, digits, '.', '_' and '-' made '_'), and each file's path on "
+                 "standard output",
+        ).brief = "a file per run in DIR"
+
+    @classmethod
+    def check_options(cls, parser, args):
+        super().check_options(parser, args)
+        if args.split is not None and not os.path.isdir(args.split):
+            parser.error(f"--split {args.split}: no such directory")
+
+    # The file name suffix of a document (--split).
+    SUFFIX = None
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
+        self.split = args.split  # the directory of a file per run, or None
+        self.target = None  # under --split, the file of the run in hand
+        self.target_path = None  # and its path
         self.number = 0  # the runs so far, across inputs
         self.pieces = None  # the RunPieces of the run in hand
         self.live = False  # whether the run in hand is written as it comes
@@ -408,7 +428,8 @@ class TranscriptCommand(Command):
         return [field(source_name(name)) for name in self.args.files] or [field(STDIN)]
 
     def begin_output(self):
-        self.emit(self.head(self.args.title, self.sources()))
+        if self.split is None:
+            self.emit(self.head(self.args.title, self.sources()))
 
     def begin_run(self, start):
         self.number += 1
@@ -417,6 +438,8 @@ class TranscriptCommand(Command):
         self.pieces.lean = self.lean
         self.begun = False
         self.live = _live(start.source)
+        if self.split is not None:
+            self.open_target(start)
         if self.live:
             self.emit(self.run_top(self.number, self.format, start, None))
         else:
@@ -476,14 +499,21 @@ class TranscriptCommand(Command):
         data = text.encode("utf-8", "backslashreplace")
         self.written += len(data)
         if self.live:
-            self.out.write(data)
+            self.put_out(data)
         else:
             self.aside.write(data)
 
     def emit(self, text):
         data = text.encode("utf-8", "backslashreplace")
         self.written += len(data)
-        self.out.write(data)
+        self.put_out(data)
+
+    def put_out(self, data):
+        """Bytes of the document: to standard output, or the run's file (--split)."""
+        if self.target is None:
+            self.out.write(data)
+        else:
+            self.target.write(data)
 
     def end_run(self, end, pending):
         pieces, answer = self.pieces.finish(end, pending)
@@ -503,12 +533,14 @@ class TranscriptCommand(Command):
                 chunk = aside.read(1 << 16)
                 if not chunk:
                     break
-                self.out.write(chunk)
+                self.put_out(chunk)
             aside.close()
             self.emit(ending)
         self.runs.append((self.number, self.format.name, outcome_word(end),
                           field(end.start.source), end.start.line))
         self.pieces = None
+        if self.target is not None:
+            self.close_target()
         super().end_run(end, pending)
 
     def put_nothing(self):
@@ -525,7 +557,40 @@ class TranscriptCommand(Command):
         super().not_read(where, message)
 
     def end_output(self):
-        self.emit(self.tail(self.runs, self.empty))
+        if self.split is None:
+            self.emit(self.tail(self.runs, self.empty))
+
+    def open_target(self, start):
+        """Begin the file of a run (--split), a document of its own: its name is made
+        of the run's number and its session id kept to safe characters, so that no
+        stream value chooses where it goes; a symbolic link in its place is refused."""
+        path = os.path.join(self.split, run_file_name(self.number, start.session_id,
+                                                      self.SUFFIX))
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                             | getattr(os, "O_BINARY", 0), 0o666)
+        self.target = os.fdopen(descriptor, "wb")
+        self.target_path = path
+        self.written, self.lean = 0, False  # each file is a document, bounded alone
+        self.emit(self.head(self.args.title, [field(start.source)]))
+
+    def close_target(self):
+        self.emit(self.tail(self.runs[-1:], []))
+        target, self.target = self.target, None
+        target.close()
+        self.out.write(self.target_path.encode("utf-8", "backslashreplace") + b"\n")
+
+
+# What a session id keeps in a file name (--split); at most this many characters.
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+MAX_NAME = 80
+
+
+def run_file_name(number, session_id, suffix):
+    """run-NUMBER-SESSION.SUFFIX, the session id's characters other than letters,
+    digits, '.', '_' and '-' made '_' (no separator, no '..' alone, nothing hidden);
+    run-NUMBER.SUFFIX without one."""
+    safe = _UNSAFE.sub("_", session_id)[:MAX_NAME] if session_id.__class__ is str else ""
+    return f"run-{number}-{safe}.{suffix}" if safe else f"run-{number}.{suffix}"
 
 
 def _live(source):

@@ -266,10 +266,13 @@ VALUES = {
     "prices": [str(Path(__file__).parent / "fixtures" / "prices" / "litellm-sample.json")],
 }
 # What the property does not draw: help and version, the FILEs it gives itself,
-# --merge, which reads partials, not streams (tests/test_stats.py), and --sessions,
-# which reads the user's own folders (tests/test_sessions.py).
-NOT_DRAWN = {"help", "version", "files", "merge", "sessions"}
-SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats")
+# --merge, which reads partials, not streams (tests/test_stats.py), --sessions, which
+# reads the user's own folders (tests/test_sessions.py), and --split, which writes files,
+# not standard output (tests/test_transcript.py).
+NOT_DRAWN = {"help", "version", "files", "merge", "sessions", "split"}
+# markdown and html read every input in one process by design (their runs are numbered
+# across the output): in parts they must still print what one process prints.
+SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats", "markdown", "html")
 
 
 @st.composite

@@ -3,9 +3,15 @@ place it is written in, whatever it holds; the bounds hold."""
 
 import json
 import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
-from conftest import InProcess
+from conftest import InProcess, command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -167,3 +173,118 @@ def test_max_bytes_keeps_every_header_and_ending_and_says_so_once(tmp_path):
     assert document.count("Output limit of 4,096 bytes reached") == 1
     assert document.count("## Run ") == 6
     assert document.count("### Answer") == 3 and document.count("### Failed") == 3
+
+
+GOLDEN = Path(__file__).parent / "golden"
+# What pandoc writes of the transcripts: its own elements and the <a id>, <details> and
+# <summary> ndagent writes. Prose keeps its Markdown, so links, lists and emphasis too.
+PANDOC_ELEMENTS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "a", "code", "pre", "table",
+                   "thead", "tbody", "tr", "th", "td", "details", "summary", "em", "strong",
+                   "ul", "ol", "li", "blockquote", "hr", "br", "del", "div", "span", "input",
+                   "html", "head", "body"}
+
+
+@pytest.mark.skipif(shutil.which("pandoc") is None,
+                    reason="no pandoc on PATH ('make pandoc' installs Debian's)")
+def test_pandoc_renders_every_golden_markdown_transcript_as_written():
+    """Every golden case's Markdown, one pandoc run for all (pandoc starts slowly): each
+    document closes what it opens, so the documents one after another are read as
+    each alone would be; the <details> blocks, the runs' anchors and headings are all
+    there, and no element came from the stream."""
+    documents = [path.read_text("utf-8") for path in
+                 sorted(GOLDEN.glob("*/*/markdown.stdout"))]
+    assert len(documents) > 50
+    source = "".join(documents)
+    done = subprocess.run(["pandoc", "-f", "gfm", "-t", "html"], input=source.encode(),
+                          capture_output=True, timeout=300, check=True)
+    tree = html5lib.HTMLParser(namespaceHTMLElements=False).parse(done.stdout.decode())
+    elements = list(tree.iter())
+    assert {element.tag for element in elements} <= PANDOC_ELEMENTS
+    for element in elements:
+        assert not {"src", "style"} & set(element.attrib), element.attrib
+        assert not any(name.startswith("on") for name in element.attrib), element.attrib
+    tags = [element.tag for element in elements]
+    assert tags.count("details") == source.count("\n<details")
+    assert tags.count("summary") == source.count("\n<summary>")
+    runs = [element for element in elements if element.tag == "a"
+            and element.get("id", "").startswith("run-")]
+    assert len(runs) == source.count('\n<a id="run-')
+    headings = ["".join(element.itertext()) for element in elements if element.tag == "h2"]
+    assert sum(heading.startswith("Run ") for heading in headings) == len(runs)
+
+
+@pytest.mark.parametrize("verb, suffix", [("markdown", "md"), ("html", "html")])
+def test_split_writes_each_run_as_the_document_it_is_alone(verb, suffix, tmp_path):
+    """--split DIR: a file per run, each what the verb writes of that run alone (but
+    the run's number, counted across the output), its path on standard output."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    alone = []
+    for number in (1, 2):
+        path = tmp_path / f"input{number}.ndjson"
+        path.write_bytes(claude_stream(*[f"v{number}"] * 8).split(b"\n{\"type\": \"system\"")[0]
+                         + b"\n")
+        alone.append(render_path(verb, path))
+    status, out, _ = InProcess()(verb, b"", "--split", str(folder),
+                                 str(tmp_path / "input1.ndjson"),
+                                 str(tmp_path / "input2.ndjson"))
+    names = [f"run-1-s1v1.{suffix}", f"run-2-s1v2.{suffix}"]
+    assert status == 0 and out.decode() == "".join(f"{folder / name}\n" for name in names)
+    assert sorted(os.listdir(folder)) == names
+    for number, (name, document) in enumerate(zip(names, alone), 1):
+        renumbered = document.replace("run-1", f"run-{number}").replace("Run 1 ", f"Run {number} ")
+        assert (folder / name).read_text("utf-8") == renumbered
+
+
+def render_path(verb, path):
+    status, out, _ = InProcess()(verb, b"", str(path))
+    assert status == 0
+    return out.decode("utf-8")
+
+
+def test_split_names_a_file_by_safe_characters_only_and_follows_no_link(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    stream = claude_stream(*["/../../x\\y\x00\u202e:*?"] * 8)
+    _, out, _ = render("markdown", stream, tmp_path, "--split", str(folder))
+    names = sorted(os.listdir(folder))
+    assert names == ["run-1-s1_.._.._x_y_____.md", "run-2-s2_.._.._x_y_____.md"]
+    assert out.splitlines() == [str(folder / name) for name in names]
+    # A link where a file goes (planted before the run) is not followed: status 2.
+    for name in names:
+        os.unlink(folder / name)
+    (folder / names[0]).symlink_to(tmp_path / "elsewhere")
+    status, _, err = render("markdown", stream, tmp_path, "--split", str(folder))
+    assert status == 2 and not (tmp_path / "elsewhere").exists()
+    status, _, err = render("markdown", stream, tmp_path, "--split", str(tmp_path / "no"))
+    assert status == 2 and b"no such directory" in err
+
+
+def test_markdown_on_a_live_pipe_writes_each_piece_before_the_run_ends(tmp_path):
+    """'agent | ndagent markdown': what is complete is written while the agent still
+    runs, and a run cut off then still leaves its transcript, marked so."""
+    agent = Path(__file__).parent / "fake_agents" / "agent.py"
+    stream = Path(__file__).parent / "fixtures" / "logs" / "claude.ndjson"
+    # All but the result, a line every 0.05 s, then the agent hangs: the run never ends.
+    producer = subprocess.Popen([sys.executable, str(agent), str(stream), "--lines", "10",
+                                 "--every", "0.05", "--then", "hang"], stdout=subprocess.PIPE)
+    consumer = subprocess.Popen([command("markdown")], stdin=producer.stdout,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    producer.stdout.close()
+    try:
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"</details>" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([consumer.stdout], [], [], 1)
+            if ready:
+                seen += os.read(consumer.stdout.fileno(), 65536)
+        assert b"<summary>read \xc2\xb7 <code>/home/dev/inventory/src/money.py</code>" in seen
+        assert producer.poll() is None and consumer.poll() is None  # the run goes on
+    finally:
+        producer.kill()
+        producer.wait()
+    rest, _ = consumer.communicate(timeout=30)
+    assert consumer.returncode == 1
+    document = (seen + rest).decode("utf-8")
+    assert document.index("</details>") < document.index("### Cut off")
+    assert document.startswith("# Agent transcript\n") and "| Outcome | cut off |" in document
