@@ -86,9 +86,41 @@ def test_a_workflow_command_round_trips_through_the_runners_parser(file, message
 @pytest.mark.parametrize("path", golden_outputs("validate-github"),
                          ids=lambda path: path.parent.name)
 def test_golden_github_output_is_commands_only(path):
-    for line in path.read_text(encoding="utf-8").splitlines():
+    *diagnostics, notice = path.read_text(encoding="utf-8").splitlines()
+    for line in diagnostics:
         assert re.match(r"^::(error|warning) ", line), line
         assert parse_command(line)[1]["title"].startswith("ndagent validate: ")
+    assert_notice_counts(notice, diagnostics)
+
+
+def assert_notice_counts(notice, diagnostics):
+    """``notice`` is one notice that counts the errors and warnings of ``diagnostics``."""
+    name, properties, message = parse_command(notice)
+    assert (name, properties) == ("notice", {"title": "ndagent validate"})
+    errors, warnings, runs = map(int, re.fullmatch(
+        r"(\d+) errors, (\d+) warnings in (\d+) runs", message).groups())
+    names = [parse_command(line)[0] for line in diagnostics]
+    assert (errors, warnings) == (names.count("error"), names.count("warning"))
+    return runs
+
+
+def test_the_github_notice_counts_every_file_however_they_are_read(monkeypatch):
+    """One notice, last, for all the FILEs, the same whether they are read in this
+    process, each in a process of its own, or cut in parts; -q leaves it out."""
+    paths = GOLDENS[:12]
+    printed = {}
+    for parts in ("never", "always"):
+        monkeypatch.setenv("NDAGENT_PARTS", parts)
+        _, out, _ = RUN("validate", b"", "--format", "github", *paths)
+        printed[parts] = out
+    assert printed["never"] == printed["always"]
+    *diagnostics, notice = printed["never"].decode().splitlines()
+    runs = assert_notice_counts(notice, diagnostics)
+    _, out, _ = RUN("validate", b"", "--format", "ndjson", *paths)
+    summaries = [json.loads(line) for line in out.splitlines() if b'"events"' in line]
+    assert runs == sum(summary["runs"] for summary in summaries)
+    _, out, _ = RUN("validate", b"", "--format", "github", "-q", *paths)
+    assert b"::notice" not in out and b"::warning" not in out
 
 
 # JUnit.
@@ -363,8 +395,10 @@ def test_hostile_strings_stay_inside_their_field(tmp_path, text, failed, name):
         if old != path:
             old.unlink()
     _, out, _ = RUN("validate", b"", "--format", "github", path)
-    for line in out.decode().splitlines():
+    *diagnostics, notice = out.decode().splitlines()
+    for line in diagnostics:
         assert parse_command(line)[0] in ("error", "warning")
+    assert_notice_counts(notice, diagnostics)
     assert len(out.splitlines()) == out.count(b"\n::") + (1 if out.startswith(b"::") else 0)
     _, out, _ = RUN("validate", b"", "--format", "junit", path)
     assert check_junit(out) == (1, 1)
