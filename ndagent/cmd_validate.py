@@ -69,14 +69,14 @@ In CI: --format github writes each diagnostic as a GitHub Actions workflow comma
 escaped as the Actions toolkit escapes them ('%', CR and LF in the message; also ':'
 and ',' in the properties), so that no stream text can make a command of its own; then,
 unless -q, one last line '::notice title=ndagent validate::E errors, W warnings in R
-runs' for all the FILEs; nothing else. GitHub shows at most 10 errors, 10 warnings and
-10 notices of a step as annotations (50 in a job): the rest stay in the log. --format junit writes one
-JUnit XML document: a <testsuite> per FILE (written when it is read, so that FILEs
-are then read in this process only), a <testcase> per run, failing (type failed,
-cutoff or invalid) when the run failed, was cut off or has an error, and one more case
-'stream' when the FILE has errors outside any run; each suite's <system-out> holds its
-text diagnostics and summary. Its timestamp is the FILE's first stream time, else the
-time origin (--time-origin).
+runs' for all the FILEs; nothing else. GitHub shows at most 10 errors, 10 warnings
+and 10 notices of a step as annotations (50 in a job): the rest stay in the log.
+--format junit writes one JUnit XML document: a <testsuite> per FILE (written when it
+is read, so that FILEs are then read in this process only), a <testcase> per run,
+failing (type failed, cutoff or invalid) when the run failed, was cut off or has an
+error, and one more case 'stream' when the FILE has errors outside any run; each
+suite's <system-out> holds its text diagnostics and summary. Its timestamp is the
+FILE's first stream time, else the time origin (--time-origin).
 
 """ + options.JSON_ON_A_TERMINAL
 
