@@ -56,8 +56,9 @@ def _steps(items, calls_ended_before):
     key, text, line), ("thought", key, text, line) and ("call", Call).  A prompt is a
     user step.  Thinking goes to the step of its message key, else to the next step
     opened (at the end, a step of its own).  A call joins the step of its message key;
-    with none, the last step while none of its calls has ended before it began
-    (parallel calls) and no thinking came after it, else a new step."""
+    a call with no key (the agent gives none), the last step, the message before it,
+    while none of its calls has ended before it began (parallel calls) and no thinking
+    came after it; else a new step."""
     steps = []
     by_key = {}
     thinking = []  # thinking of no step yet
@@ -97,7 +98,7 @@ def _join(call, steps, by_key, thinking, calls_ended_before, opened):
     key = call.model_call_id
     step = by_key.get(key) if key is not None else None
     if step is None and key is None and not thinking and steps and (
-            steps[-1].source == "agent" and steps[-1].key is None) and not any(
+            steps[-1].source == "agent") and not any(
             calls_ended_before(each, call) for each in steps[-1].calls):
         step = steps[-1]
     if step is None:

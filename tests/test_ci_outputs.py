@@ -377,6 +377,18 @@ def test_a_prompt_is_a_user_step_and_thinking_is_the_next_steps_reasoning():
     check_atif(json.dumps(codex).encode())
 
 
+def test_a_call_with_no_message_key_joins_the_message_that_asked_for_it():
+    """Gemini and Codex name no message for a call: it belongs to the text before it,
+    until a result came between (then it is a new model turn)."""
+    (gemini,) = atif_of("gemini/tool-success")
+    asking = gemini["steps"][1]
+    assert asking["message"] == "I'll check the Vite config."
+    assert [call["function_name"] for call in asking["tool_calls"]] == ["read_file"]
+    (codex,) = atif_of("codex/interim-messages")
+    assert [bool(step["message"]) for step in codex["steps"]] == [True, True, True]
+    assert ["tool_calls" in step for step in codex["steps"]] == [True, True, False]
+
+
 def test_thinking_left_at_the_runs_end_is_a_step_of_its_own():
     stream = (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.started"}\n'
               b'{"type":"item.completed","item":{"id":"item_0","type":"reasoning",'
