@@ -92,7 +92,7 @@ class OtelCommand(RunRecorder):
                  "the spans (gen_ai.input.messages, gen_ai.output.messages, "
                  "gen_ai.tool.call.arguments and .result): they may hold secrets the tools "
                  "printed"
-        ).brief = "put the prompt, answer, arguments and results in the spans"
+        ).brief = "put prompts, answers, arguments and results in the spans"
         parser.add_argument(
             "--max-chars", type=options.whole_number, default=MAX_CHARS, metavar="N",
             help=f"with --content, cut each string to N characters (default {MAX_CHARS:,})")
