@@ -1,15 +1,14 @@
 """A run as an ATIF trajectory (the Agent Trajectory Interchange Format of Harbor, RFC
-0001), version 1.7, the version Harbor's own converters of these agents write: steps
-made of the assistant's messages and the tool calls they asked for, each call's result
-as an observation, a subagent's calls as an embedded trajectory, the run's own tokens
-and cost as final metrics.  What the stream does not tell is left out (or, where the
-format requires a value, ``"unknown"``), never made up: no step gets a made-up time.
+0001), version 1.7, the version Harbor's own converters of these agents write: a user
+step for each prompt the stream holds, agent steps made of the assistant's messages,
+with their thinking as reasoning and the tool calls they asked for, each call's result
+(as its agent's format shows it) as an observation, a subagent's calls as an embedded
+trajectory, the run's own tokens and cost as final metrics.  What the stream does not
+tell is left out (or, where the format requires a value, ``"unknown"``), never made up:
+no step gets a made-up time.
 Pure data: the verb (ndagent.cmd_atif) reads the stream and writes the lines."""
 
-import orjson
-
 from ndagent import __version__
-from ndagent.decoder import RawNumber
 from ndagent.figures import figure
 from ndagent.formats import get
 from ndagent.markup import json_field, json_prose
@@ -18,34 +17,20 @@ from ndagent.otlp import CUTOFF_TEXT
 SCHEMA_VERSION = "ATIF-v1.7"
 # agent.version when the stream does not tell it (as Harbor's converters write).
 UNKNOWN = "unknown"
-
+# Between the thinking stretches of one step.
+THINKING_SEPARATOR = "\n\n"
 
 
 class _Step:
-    __slots__ = ("key", "line", "texts", "calls")
+    __slots__ = ("source", "key", "line", "texts", "thoughts", "calls")
 
-    def __init__(self, key, line):
+    def __init__(self, key, line, source="agent"):
+        self.source = source  # "agent", or "user" for a prompt
         self.key = key  # the message key (Claude's message id, Cursor's model call id)
         self.line = line
         self.texts = []
+        self.thoughts = []
         self.calls = []
-
-
-def _raw(value):
-    if value.__class__ is RawNumber:
-        return orjson.Fragment(value.text.encode())
-    raise TypeError
-
-
-def result_text(result):
-    """A call's result as text: a string as it is, any other value as its JSON,
-    indented 2 spaces, keys in stream order."""
-    if result.__class__ is str:
-        return result
-    try:
-        return orjson.dumps(result, default=_raw, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:  # nesting deeper than orjson writes: compact, by the slow path
-        return repr(result)
 
 
 def _arguments(args, limit):
@@ -67,35 +52,58 @@ def _clean(value, limit):
 
 
 def _steps(items, calls_ended_before):
-    """The steps of a stream of items in order: ("text", key, text, line) and ("call",
-    Call).  A call joins the step of its message key; with none, the last step while
-    none of its calls has ended before it began (parallel calls), else a new step."""
+    """The steps of a stream of items in order: ("prompt", None, text, line), ("text",
+    key, text, line), ("thought", key, text, line) and ("call", Call).  A prompt is a
+    user step.  Thinking goes to the step of its message key, else to the next step
+    opened (at the end, a step of its own).  A call joins the step of its message key;
+    a call with no key (the agent gives none), the last step, the message before it,
+    while none of its calls has ended before it began (parallel calls) and no thinking
+    came after it; else a new step."""
     steps = []
     by_key = {}
+    thinking = []  # thinking of no step yet
+
+    def opened(key, line, source="agent"):
+        step = _Step(key, line, source)
+        if source == "agent":
+            step.thoughts, thinking[:] = thinking[:], []
+        steps.append(step)
+        if key is not None:
+            by_key[key] = step
+        return step
+
     for item in items:
-        if item[0] == "text":
+        kind = item[0]
+        if kind == "prompt":
+            opened(None, item[3], "user").texts.append(item[2])
+        elif kind == "thought":
+            step = by_key.get(item[1]) if item[1] is not None else None
+            (step.thoughts if step is not None else thinking).append(item[2])
+        elif kind == "text":
             _, key, text, line = item
             last = steps[-1] if steps else None
-            if last is None or last.key != key or (key is None and last.calls):
-                last = _Step(key, line)
-                steps.append(last)
-                if key is not None:
-                    by_key[key] = last
+            if (last is None or last.source != "agent" or last.key != key
+                    or (key is None and (last.calls or thinking))):
+                last = opened(key, line)
             last.texts.append(text)
-            continue
-        call = item[1]
-        key = call.model_call_id
-        step = by_key.get(key) if key is not None else None
-        if step is None and key is None and steps and steps[-1].key is None and not any(
-                calls_ended_before(each, call) for each in steps[-1].calls):
-            step = steps[-1]
-        if step is None:
-            step = _Step(key, call.start_line or call.end_line)
-            steps.append(step)
-            if key is not None:
-                by_key[key] = step
-        step.calls.append(call)
+        else:
+            _join(item[1], steps, by_key, thinking, calls_ended_before, opened)
+    if thinking:
+        opened(None, None)
     return steps
+
+
+def _join(call, steps, by_key, thinking, calls_ended_before, opened):
+    """Put ``call`` in its step (``_steps``)."""
+    key = call.model_call_id
+    step = by_key.get(key) if key is not None else None
+    if step is None and key is None and not thinking and steps and (
+            steps[-1].source == "agent") and not any(
+            calls_ended_before(each, call) for each in steps[-1].calls):
+        step = steps[-1]
+    if step is None:
+        step = opened(key, call.start_line or call.end_line)
+    step.calls.append(call)
 
 
 def _ended_before(earlier, call):
@@ -103,11 +111,16 @@ def _ended_before(earlier, call):
     return earlier.end_line is not None and began is not None and earlier.end_line < began
 
 
-def _items(texts, calls):
-    """Text pieces and calls in stream order (by line; a line's text before its calls)."""
-    items = [(line or 0, 0, index, ("text", key, text, line))
-             for index, (key, text, line) in enumerate(texts)]
-    items += [(call.start_line or call.end_line or 0, 1, index, ("call", call))
+def _items(calls, prompts=(), thinking=(), texts=()):
+    """Prompts ((text, line)), thinking and text pieces ((key, text, line)) and calls in
+    stream order (by line; on one line, in that order)."""
+    items = [(line or 0, 0, index, ("prompt", None, text, line))
+             for index, (text, line) in enumerate(prompts)]
+    items += [(line or 0, 1, index, ("thought", key, text, line))
+              for index, (key, text, line) in enumerate(thinking)]
+    items += [(line or 0, 2, index, ("text", key, text, line))
+              for index, (key, text, line) in enumerate(texts)]
+    items += [(call.start_line or call.end_line or 0, 3, index, ("call", call))
               for index, call in enumerate(calls)]
     return [item[3] for item in sorted(items, key=lambda item: item[:3])]
 
@@ -117,18 +130,21 @@ def _step_json(number, step, timeline, model, limit, subagents):
     stamp = timeline.times.get(step.line)
     if stamp is not None:
         found["timestamp"] = _iso(stamp)
-    found["source"] = "agent"
-    if model is not None:
+    found["source"] = step.source
+    if model is not None and step.source == "agent":
         found["model_name"] = json_field(model)
     found["message"] = json_prose("".join(step.texts))
+    if step.thoughts:
+        found["reasoning_content"] = json_prose(THINKING_SEPARATOR.join(step.thoughts))
     if step.calls:
         found["tool_calls"] = [_tool_call(call, timeline, limit) for call in step.calls]
         found["observation"] = {"results": [_result(call, limit, subagents)
                                             for call in step.calls]}
-    extra = {"ndagent_line": step.line}
+    extra = {} if step.line is None else {"ndagent_line": step.line}
     if step.key is not None:
         extra = {"ndagent_message_id": json_field(str(step.key)), **extra}
-    found["extra"] = extra
+    if extra:
+        found["extra"] = extra
     return found
 
 
@@ -154,7 +170,7 @@ def _tool_call(call, timeline, limit):
 def _result(call, limit, subagents):
     found = {"source_call_id": _call_id(call)}
     if call.outcome != "pending" and call.result is not None:
-        found["content"] = json_prose(result_text(call.result), limit)
+        found["content"] = json_prose(call.result)  # cut to --max-chars when kept
     if call.call_id in subagents:
         found["subagent_trajectory_ref"] = [{"trajectory_id": _call_id(call)}]
     found["extra"] = {"ndagent_outcome": call.outcome}
@@ -221,7 +237,8 @@ def trajectory(run, end, limit=None):
     subagents = {parent for parent in children if parent in known}
     orphans = [call for parent, calls in children.items() if parent not in subagents
                for call in calls]  # a parent never seen: kept with the main steps
-    steps = _steps(_items(run.texts, sorted(main + orphans, key=_line)), _ended_before)
+    steps = _steps(_items(sorted(main + orphans, key=_line), run.prompts, run.thinking,
+                          run.texts), _ended_before)
     outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
     failure = None if end.ok or end.cutoff or end.failure is None else json_prose(
         str(end.failure))
@@ -268,7 +285,7 @@ def _line(call):
 
 
 def _subagent(parent, calls, timeline, agent, limit):
-    steps = _steps(_items([], calls), _ended_before)
+    steps = _steps(_items(calls), _ended_before)
     return {"schema_version": SCHEMA_VERSION, "trajectory_id": json_field(str(parent)),
             "agent": agent,
             "steps": [_step_json(number, step, timeline, None, limit, set())

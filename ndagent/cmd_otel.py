@@ -27,7 +27,7 @@ ndagent.cost_usd, ndagent.duration_ms, ndagent.source, ndagent.line), and an
 call's span): the agent's tool name, its call id, error.type for an outcome other than
 success (pending: a call with no end). A failed run's span has status ERROR with its
 failure text; a cut-off run's, error.type 'cutoff'. Spans for the model's own calls
-('chat') are not written yet: the common model does not carry them.
+('chat') are not written yet.
 
 Ids are made from the stream: the trace id from the agent, the session id and the
 run's rank among that session's runs in its FILE (from the FILE and the run's line
@@ -42,8 +42,10 @@ the duration the run reports, or 1 ms a line without one ('synthetic': only the 
 and nesting are real).
 
 No prompt, text, argument or result leaves the stream unless --content is given:
-then the answer of a run that ended ok, and each call's arguments and (for a success)
-its result go in, each string cut to --max-chars characters.
+then the prompts the stream holds (gen_ai.input.messages), the answer of a run that
+ended ok (gen_ai.output.messages), and each call's arguments and (for a success) its
+result, as the agent's format shows it, go in, each string cut to --max-chars
+characters.
 
 --endpoint URL posts each line to URL (an OTLP/HTTP receiver: http://HOST:4318/v1/traces)
 instead of writing it, with Content-Type application/json. When a post fails (refused,
@@ -86,10 +88,11 @@ class OtelCommand(RunRecorder):
     def add_options(cls, parser):
         parser.add_argument(
             "--content", action="store_true",
-            help="put the answer, the calls' arguments and their results in the spans "
-                 "(gen_ai.output.messages, gen_ai.tool.call.arguments and .result): they "
-                 "may hold secrets the tools printed"
-        ).brief = "put the answer, arguments and results in the spans"
+            help="put the prompt, the answer, the calls' arguments and their results in "
+                 "the spans (gen_ai.input.messages, gen_ai.output.messages, "
+                 "gen_ai.tool.call.arguments and .result): they may hold secrets the tools "
+                 "printed"
+        ).brief = "put prompts, answers, arguments and results in the spans"
         parser.add_argument(
             "--max-chars", type=options.whole_number, default=MAX_CHARS, metavar="N",
             help=f"with --content, cut each string to N characters (default {MAX_CHARS:,})")

@@ -69,15 +69,16 @@ characters and the characters that reorder or hide text spelt out (\\x1b, \\u202
 In CI: --format github writes each diagnostic as a GitHub Actions workflow command
 ('::error file=FILE,line=LINE,title=ndagent validate: CHECK::MESSAGE', or ::warning),
 escaped as the Actions toolkit escapes them ('%', CR and LF in the message; also ':'
-and ',' in the properties), so that no stream text can make a command of its own; and
-nothing else (no summary lines). GitHub shows at most 10 errors and 10 warnings of a
-step as annotations (50 in a job): the rest stay in the log. --format junit writes one
-JUnit XML document: a <testsuite> per FILE (written when it is read, so that FILEs
-are then read in this process only), a <testcase> per run, failing (type failed,
-cutoff or invalid) when the run failed, was cut off or has an error, and one more case
-'stream' when the FILE has errors outside any run; each suite's <system-out> holds its
-text diagnostics and summary. Its timestamp is the FILE's first stream time, else the
-time origin (--time-origin).
+and ',' in the properties), so that no stream text can make a command of its own; then,
+unless -q, one last line '::notice title=ndagent validate::E errors, W warnings in R
+runs' for all the FILEs; nothing else. GitHub shows at most 10 errors, 10 warnings
+and 10 notices of a step as annotations (50 in a job): the rest stay in the log.
+--format junit writes one JUnit XML document: a <testsuite> per FILE (written when it
+is read, so that FILEs are then read in this process only), a <testcase> per run,
+failing (type failed, cutoff or invalid) when the run failed, was cut off or has an
+error, and one more case 'stream' when the FILE has errors outside any run; each
+suite's <system-out> holds its text diagnostics and summary. Its timestamp is the
+FILE's first stream time, else the time origin (--time-origin).
 
 """ + options.JSON_ON_A_TERMINAL
 
@@ -166,7 +167,8 @@ class ValidateCommand(Command):
             "text": "one line per diagnostic and per summary",
             "ndjson": "one JSON object per diagnostic (source, line, severity, check, "
                       "message) and per summary (source, events, runs, errors, warnings)",
-            "github": "a GitHub Actions workflow command per diagnostic, nothing else",
+            "github": "a GitHub Actions workflow command per diagnostic, then a notice "
+                      "with the counts",
             "junit": "one JUnit XML document: a testsuite per FILE, a testcase per run"},
             "text")
         options.add_color_option(parser, "the text diagnostics as compilers do (the place, "
@@ -183,6 +185,8 @@ class ValidateCommand(Command):
         self.suites = 0  # the <testsuite>s written
         self.answer = Answer()
         self._new_input()
+        # The errors, warnings and runs of every FILE, for --format github's notice.
+        self.tally = [0, 0, 0]
         # The counts of the part of a FILE read (a sources.Part): events, runs, errors,
         # warnings, and whether it was read whole.
         self.counts = None
@@ -210,9 +214,15 @@ class ValidateCommand(Command):
     def end_output(self):
         if self.suite is not None:
             self.out.write(junit.TAIL.encode())
+        elif self.form == "github" and not self.quiet:
+            errors, warnings, runs = self.tally
+            self._write_line(workflow_command(
+                "notice", [("title", "ndagent validate")],
+                f"{errors} errors, {warnings} warnings in {runs} runs"))
 
     def begin_run(self, start):
         self.runs += 1
+        self.tally[2] += 1
         self.answer = Answer()
         if self.suite is not None:
             self.suite.begin_run(start, self.runs, self.args.time_origin)
@@ -325,9 +335,11 @@ class ValidateCommand(Command):
         severity = "error" if self.strict and found[0] != "info" else found[0]
         if severity == "error":
             self.errors += 1
+            self.tally[0] += 1
             self.status = max(self.status, options.EXIT_BAD_STREAM)
         elif severity == "warning":
             self.warnings += 1
+            self.tally[1] += 1
         if self.quiet and severity != "error":
             return
         if self.suite is not None:
@@ -354,16 +366,20 @@ class ValidateCommand(Command):
         self._new_input()
 
     def partial(self):
-        """A part's counts, with its FILE's name (None for whole FILEs: their summaries
-        are written)."""
+        """The tally of what was read, and a part's counts with its FILE's name (None
+        for whole FILEs: their summaries are written)."""
         if self.part is None:
-            return None
+            return tuple(self.tally), None
         # No counts: the part was not read to its end (no memory for a line).
-        return source_name(self.part.path), self.counts or (0, 0, 0, 0, False)
+        return tuple(self.tally), (source_name(self.part.path),
+                                   self.counts or (0, 0, 0, 0, False))
 
     def merge(self, partials):
-        """The summary of a FILE read in parts: their counts added up."""
-        counts = [found for found in partials if found is not None]
+        """The tallies of the shares read added up, and the summary of a FILE read
+        in parts: their counts added up."""
+        for tally, _ in partials:
+            self.tally = [mine + theirs for mine, theirs in zip(self.tally, tally)]
+        counts = [found for _, found in partials if found is not None]
         if not counts:
             return
         totals = [sum(found[index] for _, found in counts) for index in range(4)]

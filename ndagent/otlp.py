@@ -170,6 +170,9 @@ def run_request(run, end, ordinal, origin, content=None):
         ("gen_ai.usage.output_tokens", output),
         ("gen_ai.usage.cache_read.input_tokens", cache_read),
         ("gen_ai.usage.cache_creation.input_tokens", cache_write),
+        ("gen_ai.input.messages", None if content is None or not run.prompts else [
+            {"role": "user", "parts": [{"type": "text", "content": json_prose(text, content)}]}
+            for text, _ in run.prompts]),
         ("gen_ai.output.messages", None if content is None or answer is None else [
             {"role": "assistant", "parts": [{"type": "text",
                                              "content": json_prose(answer, content)}],
@@ -221,7 +224,7 @@ def _tool_span(call, trace, root, ids, timeline, run_end, content):
     if content is not None:
         arguments = None if call.args is None else _content(call.args, content)
         if outcome == "success" and call.result is not None:
-            result = _content(call.result, content)
+            result = json_prose(call.result)  # cut to --max-chars when kept
     attributes = [
         ("gen_ai.operation.name", "execute_tool"),
         ("gen_ai.tool.name", name),

@@ -1,8 +1,9 @@
 """What the verbs that write a whole run at its end (otel, atif) keep of it until then:
 its tool calls in start order, with where and when each began and ended and how; its
-main-thread text by message; the lines that carry a stream time.  In bounded memory:
-at most MAX_CALLS calls a run, and their arguments, results and texts up to
-MAX_CONTENT characters in all (each cut to the verb's --max-chars first)."""
+prompts, main-thread text and thinking by message; the lines that carry a stream time.
+In bounded memory: at most MAX_CALLS calls a run, and their arguments, results (as
+their agent's format shows them: ``Format.result_text``, each cut to the verb's
+--max-chars first), prompts and texts up to MAX_CONTENT characters in all."""
 
 from ndagent.frame import Command
 from ndagent.markup import cut
@@ -32,13 +33,15 @@ class Call:
 
 
 class Run:
-    """A run being read: its start, calls, text pieces ((message key, text, line)) and
-    timeline."""
+    """A run being read: its start, calls, prompts ((text, line)), text pieces and
+    thinking ((message key, text, line)) and timeline."""
 
     def __init__(self, start):
         self.start = start
         self.calls = []
+        self.prompts = []
         self.texts = []
+        self.thinking = []
         self.timeline = Timeline(start.line or 1)
         self.timeline.add(start.line, stream_time(start))
         self.content = 0  # the characters of content kept
@@ -50,9 +53,12 @@ class RunRecorder(Command):
 
     CONVERTER = True
     per_input = True
-    needs = frozenset({"tools", "tool_ends", "ends"})
+    # "transcript": the prompts and thinking, and the stream times of more lines (the
+    # run's first, the text's), whatever the verb keeps of them, so that its times do
+    # not depend on its options.
+    needs = frozenset({"tools", "tool_ends", "ends", "transcript"})
     # What the verb keeps beyond the calls' names, places and outcomes: their arguments
-    # and results, the runs' text.
+    # and results and the runs' prompts; the runs' text and thinking.
     keeps_content = False
     keeps_text = False
 
@@ -78,6 +84,16 @@ class RunRecorder(Command):
             run.texts.append((piece.message, piece.text, piece.line))
             run.timeline.add(piece.line, stream_time(piece))
 
+    def prompt(self, prompt):
+        run = self.run
+        if self.keeps_content and run is not None and self._fits(run, prompt.text):
+            run.prompts.append((prompt.text, prompt.line))
+
+    def thinking(self, thinking):
+        run = self.run
+        if self.keeps_text and run is not None and self._fits(run, thinking.text):
+            run.thinking.append((thinking.message, thinking.text, thinking.line))
+
     def _fits(self, run, text):
         """Whether ``text`` may still be kept (MAX_CONTENT); said once when not."""
         size = len(text) if text.__class__ is str else 0
@@ -90,12 +106,22 @@ class RunRecorder(Command):
         return True
 
     def _content(self, run, value):
-        """A value to keep (arguments, a result), cut to --max-chars where it is text."""
+        """Arguments to keep (the outputs cut their strings to --max-chars)."""
         if not self.keeps_content or value is None:
             return None
-        if value.__class__ is str and self.max_chars:
-            value = cut(value, self.max_chars)
         return value if self._fits(run, value if value.__class__ is str else "") else None
+
+    def _result(self, run, end):
+        """The result text of a call's end to keep, cut to --max-chars, or None."""
+        if not self.keeps_content:
+            return None
+        text = self.format.result_text(end)
+        if text is None:
+            return None
+        text = text.replace("\r\n", "\n")
+        if self.max_chars:
+            text = cut(text, self.max_chars)
+        return text if self._fits(run, text) else None
 
     def keep(self, start):
         run = self._run_of(start)
@@ -123,7 +149,7 @@ class RunRecorder(Command):
             self._add_call(run, call)
         call.end_line = end.line
         call.outcome = end.outcome or "unknown"
-        call.result = self._content(run, end.result)
+        call.result = self._result(run, end)
         if call.name is None:
             call.name = end.name
         if call.kind is None:

@@ -86,9 +86,41 @@ def test_a_workflow_command_round_trips_through_the_runners_parser(file, message
 @pytest.mark.parametrize("path", golden_outputs("validate-github"),
                          ids=lambda path: path.parent.name)
 def test_golden_github_output_is_commands_only(path):
-    for line in path.read_text(encoding="utf-8").splitlines():
+    *diagnostics, notice = path.read_text(encoding="utf-8").splitlines()
+    for line in diagnostics:
         assert re.match(r"^::(error|warning|notice) ", line), line
         assert parse_command(line)[1]["title"].startswith("ndagent validate: ")
+    assert_notice_counts(notice, diagnostics)
+
+
+def assert_notice_counts(notice, diagnostics):
+    """``notice`` is one notice that counts the errors and warnings of ``diagnostics``."""
+    name, properties, message = parse_command(notice)
+    assert (name, properties) == ("notice", {"title": "ndagent validate"})
+    errors, warnings, runs = map(int, re.fullmatch(
+        r"(\d+) errors, (\d+) warnings in (\d+) runs", message).groups())
+    names = [parse_command(line)[0] for line in diagnostics]
+    assert (errors, warnings) == (names.count("error"), names.count("warning"))
+    return runs
+
+
+def test_the_github_notice_counts_every_file_however_they_are_read(monkeypatch):
+    """One notice, last, for all the FILEs, the same whether they are read in this
+    process, each in a process of its own, or cut in parts; -q leaves it out."""
+    paths = GOLDENS[:12]
+    printed = {}
+    for parts in ("never", "always"):
+        monkeypatch.setenv("NDAGENT_PARTS", parts)
+        _, out, _ = RUN("validate", b"", "--format", "github", *paths)
+        printed[parts] = out
+    assert printed["never"] == printed["always"]
+    *diagnostics, notice = printed["never"].decode().splitlines()
+    runs = assert_notice_counts(notice, diagnostics)
+    _, out, _ = RUN("validate", b"", "--format", "ndjson", *paths)
+    summaries = [json.loads(line) for line in out.splitlines() if b'"events"' in line]
+    assert runs == sum(summary["runs"] for summary in summaries)
+    _, out, _ = RUN("validate", b"", "--format", "github", "-q", *paths)
+    assert b"::notice" not in out and b"::warning" not in out
 
 
 # JUnit.
@@ -329,6 +361,96 @@ def test_a_task_call_refers_to_its_subagent_trajectory():
     assert refs and refs == embedded
 
 
+def atif_of(case, *options):
+    _, out, _ = RUN("atif", b"", *options, GOLDEN / case / "input.ndjson")
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_a_prompt_is_a_user_step_and_thinking_is_the_next_steps_reasoning():
+    (gemini,) = atif_of("gemini/tool-success")
+    assert gemini["steps"][0]["source"] == "user" and gemini["steps"][0]["message"]
+    assert all(step["source"] == "agent" for step in gemini["steps"][1:])
+    (codex,) = atif_of("codex/command-exit-code")
+    first = codex["steps"][0]
+    assert first["reasoning_content"] == "**Type-checking the project**"
+    assert first["tool_calls"][0]["function_name"] == "command_execution"
+    check_atif(json.dumps(codex).encode())
+
+
+def test_a_call_with_no_message_key_joins_the_message_that_asked_for_it():
+    """Gemini and Codex name no message for a call: it belongs to the text before it,
+    until a result came between (then it is a new model turn)."""
+    (gemini,) = atif_of("gemini/tool-success")
+    asking = gemini["steps"][1]
+    assert asking["message"] == "I'll check the Vite config."
+    assert [call["function_name"] for call in asking["tool_calls"]] == ["read_file"]
+    (codex,) = atif_of("codex/interim-messages")
+    assert [bool(step["message"]) for step in codex["steps"]] == [True, True, True]
+    assert ["tool_calls" in step for step in codex["steps"]] == [True, True, False]
+
+
+def test_thinking_left_at_the_runs_end_is_a_step_of_its_own():
+    stream = (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.started"}\n'
+              b'{"type":"item.completed","item":{"id":"item_0","type":"reasoning",'
+              b'"text":"**Thinking it over**"}}\n')
+    _, out, _ = RUN("atif", stream)
+    (trajectory,) = [json.loads(line) for line in out.splitlines()]
+    assert trajectory["steps"] == [{"step_id": 1, "source": "agent", "message": "",
+                                    "reasoning_content": "**Thinking it over**"}]
+    check_atif(out)
+
+
+def test_observations_are_the_result_text_each_format_shows():
+    """As the transcripts show a call's result: Codex's command output with its exit
+    code, not the item's JSON."""
+    (codex,) = atif_of("codex/command-exit-code")
+    content = codex["steps"][0]["observation"]["results"][0]["content"]
+    assert content.endswith("\nexit code 2") and not content.startswith("{")
+
+
+def test_max_chars_cuts_a_result_once(tmp_path):
+    path = tmp_path / "long.ndjson"
+    stream = (GOLDEN / "gemini" / "tool-success" / "input.ndjson").read_text()
+    path.write_text(stream.replace('"output":""', '"output":"%s"' % ("x" * 5_000)))
+    for verb, options in (("atif", ["--max-chars", "100"]),
+                          ("otel", ["--content", "--max-chars", "100"])):
+        _, out, _ = RUN(verb, b"", *options, path)
+        assert out.count(b"characters omitted") == 1
+        assert "[… 4,900 characters omitted …]".encode() in out
+
+
+def test_otel_content_holds_the_prompt_and_changes_no_time_or_id():
+    """--content adds the prompts (gen_ai.input.messages), the answer, arguments and
+    results, and nothing else: the spans, their ids and times are those without it."""
+    for path in GOLDENS:
+        _, plain, _ = RUN("otel", b"", "--time-origin", "2026-06-01T10:00:00Z", path)
+        _, full, _ = RUN("otel", b"", "--time-origin", "2026-06-01T10:00:00Z", "--content",
+                         path)
+        assert len(plain.splitlines()) == len(full.splitlines())
+        for line, with_content in zip(plain.splitlines(), full.splitlines()):
+            spans = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            more = json.loads(with_content)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            assert len(spans) == len(more)
+            for span, other in zip(spans, more):
+                other["attributes"] = [attribute for attribute in other["attributes"]
+                                       if attribute not in span["attributes"]]
+                assert {attribute["key"] for attribute in other["attributes"]} <= {
+                    "gen_ai.input.messages", "gen_ai.output.messages",
+                    "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}, path
+                span["attributes"] = other["attributes"]
+                assert span == other, path
+    _, out, _ = RUN("otel", b"", "--content", GOLDEN / "gemini" / "tool-success" / "input.ndjson")
+    root = json.loads(out)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    (messages,) = [attribute["value"] for attribute in root["attributes"]
+                   if attribute["key"] == "gen_ai.input.messages"]
+    (message,) = messages["arrayValue"]["values"]
+    role, parts = message["kvlistValue"]["values"]
+    assert role == {"key": "role", "value": {"stringValue": "user"}}
+    (part,) = parts["value"]["arrayValue"]["values"]
+    assert part["kvlistValue"]["values"][1]["value"]["stringValue"] == (
+        atif_of("gemini/tool-success")[0]["steps"][0]["message"])
+
+
 # Hostile strings in every field.
 
 HOSTILE = pieces(["\n", "\r", "::", "%", "|", "`", "<", ">", "&", '"', "'", "]]>", "<!--",
@@ -363,8 +485,10 @@ def test_hostile_strings_stay_inside_their_field(tmp_path, text, failed, name):
         if old != path:
             old.unlink()
     _, out, _ = RUN("validate", b"", "--format", "github", path)
-    for line in out.decode().splitlines():
+    *diagnostics, notice = out.decode().splitlines()
+    for line in diagnostics:
         assert parse_command(line)[0] in ("error", "warning")
+    assert_notice_counts(notice, diagnostics)
     assert len(out.splitlines()) == out.count(b"\n::") + (1 if out.startswith(b"::") else 0)
     _, out, _ = RUN("validate", b"", "--format", "junit", path)
     assert check_junit(out) == (1, 1)
@@ -404,6 +528,7 @@ def proto_requests_with_content(data):
             span["attributes"] = [attribute for attribute in span["attributes"]
                                   if not attribute["key"].startswith(("gen_ai.tool.call.a",
                                                                       "gen_ai.tool.call.r",
+                                                                      "gen_ai.input",
                                                                       "gen_ai.output"))]
         stripped.append(json.dumps(value))
     proto_requests("\n".join(stripped).encode())

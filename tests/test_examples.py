@@ -9,7 +9,11 @@ their output compared where the document shows one.  The conventions (CONTRIBUTI
   terminal shows them; a line ``...`` stands for any lines).  A command that shows no
   output must exit 0.  A ```sh block with no prompt is instructions (installing, a
   shell's start-up file), not run, and may use no verb of ndagent.  A ```make block is
-  a Makefile: ``make`` makes its first target.  A ```python block is run by Python.
+  a Makefile: ``make`` makes its first target.  A ```python block is run by Python.  A
+  ```yaml block is the steps of a GitHub Actions job, run as the runner would: each
+  ``run:`` by ``bash -e``, in order, a step after a failed one only under ``if:
+  always()``, with ``$GITHUB_STEP_SUMMARY`` a file; ``actions/upload-artifact`` checks
+  that its ``path`` names files.  Every step must succeed.
 - --help and man pages: each line of the examples is a command (``#`` lines are
   captions, a line ending in ``\\`` or ``|`` goes on), or a Makefile rule (``TARGET:``
   and its tab-indented recipe), which ``make`` makes; each must exit 0.
@@ -47,7 +51,7 @@ CONTINUES = ("\\", "|", "&&", "||")
 
 @dataclass(frozen=True)
 class Example:
-    kind: str  # "sh", "make" or "python"
+    kind: str  # "sh", "make", "python" or "yaml"
     code: str
     output: object = None  # the text the document shows it prints, or None
 
@@ -81,7 +85,7 @@ def markdown_examples(path):
         elif kind == "sh":
             verbs = [line for line in lines if VERB_USE.search(line)]
             assert not verbs, f"{where}: a verb in a block with no '$ ' prompt: {verbs[0]!r}"
-        elif kind in ("make", "python"):
+        elif kind in ("make", "python", "yaml"):
             found[where] = [Example(kind, body)]
     return found
 
@@ -188,9 +192,13 @@ def missing_programs(example, path):
     code = example.code
     if example.kind == "python":
         return []
+    if example.kind == "yaml":
+        code = "\n".join(step["run"] for step in workflow_steps(code) if "run" in step)
     if example.kind == "make":  # the recipes
         code = "\n".join(line for line in code.split("\n") if line.startswith("\t"))
     code = re.sub(r"'[^']*'", "''", code)  # a quoted jq program is no command
+    # An assignment before a command (SOURCE_DATE_EPOCH=1 ndagent ...) is no command.
+    code = re.sub(r"(^|[|;&(]\s*)[A-Za-z_]\w*=\S*\s+", r"\1", code, flags=re.M)
     words = re.findall(r"(?:^|[|;&(`!]|\$\(|\bdo\b|\bthen\b)\s*([A-Za-z][\w.+-]*)", code, re.M)
     return sorted({word for word in words if word not in SHELL_WORDS
                    and shutil.which(word, path=path) is None})
@@ -203,7 +211,48 @@ def matches(shown, printed):
     return re.fullmatch(pattern, printed.strip("\n") + "\n") is not None
 
 
+def workflow_steps(code):
+    """The steps of a ```yaml block: a list of GitHub Actions steps."""
+    yaml = pytest.importorskip("yaml")
+    steps = yaml.safe_load(code)
+    assert isinstance(steps, list) and all(isinstance(step, dict) for step in steps), code
+    return steps
+
+
+# What a step's ``if:`` may say here: nothing (run while every step before succeeded)
+# or always().
+STEP_CONDITIONS = (None, "always()")
+
+
+def run_workflow(code, folder, env):
+    """Run a job's steps as the runner does; its status is 1 when a step failed."""
+    summary = folder / "step-summary.md"
+    summary.touch()
+    env = {**env, "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_ACTIONS": "true"}
+    printed, failed = [], False
+    for step in workflow_steps(code):
+        assert step.get("if") in STEP_CONDITIONS, step
+        if failed and step.get("if") != "always()":
+            continue
+        if "run" in step:
+            done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=folder, env=env,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, timeout=60)
+            printed.append(done.stdout)
+            failed = failed or done.returncode != 0
+        else:
+            assert step["uses"].startswith("actions/upload-artifact@"), step
+            paths = step["with"]["path"].split("\n")
+            missing = [path for path in paths if path and not list(folder.glob(path))]
+            if missing:
+                printed.append(f"upload-artifact: no files: {missing}\n")
+                failed = True
+    return subprocess.CompletedProcess(code, int(failed), "".join(printed))
+
+
 def run(example, folder, env):
+    if example.kind == "yaml":
+        return run_workflow(example.code, folder, env)
     if example.kind == "python":
         argv = [sys.executable, "-c", example.code]
     elif example.kind == "make":
@@ -300,3 +349,32 @@ def test_documents_refer_only_to_what_a_clone_has(path):
         assert linked.exists() and ROOT in linked.parents, f"{path.name}: {target}"
         if anchor and linked.suffix == ".md":
             assert anchor in anchors(linked), f"{path.name}: {target}"
+
+
+def readme_workflow():
+    (code,) = [example.code for where, examples in SOURCES.items()
+               if where.startswith("README.md:") for example in examples
+               if example.kind == "yaml"]
+    return code
+
+
+@pytest.mark.skipif(not (BIN / "ndagent").exists(), reason="ndagent is not installed here")
+@pytest.mark.parametrize("stream, failed", [("fixtures/logs/claude.ndjson", False),
+                                            ("golden/claude/failed-max-turns/input.ndjson", True)])
+def test_the_readme_ci_recipe_reports_the_run(workspace, stream, failed):
+    """The README's GitHub Actions steps, with the agent's run ok or failed: the run step
+    fails with the run; either way the report steps annotate (workflow commands only),
+    write the figures and the transcript to the job summary and keep the stream and the
+    HTML page."""
+    folder, env = workspace
+    (folder / ".bin" / "claude").write_text(f"#!/bin/sh\nexec cat '{TESTS / stream}'\n")
+    done = run_workflow(readme_workflow(), folder, env)
+    assert done.returncode == int(failed), done.stdout
+    assert (folder / "run.ndjson").read_bytes() == (TESTS / stream).read_bytes()
+    commands = [line for line in done.stdout.splitlines() if line.startswith("::")]
+    assert any(line.startswith("::error ") for line in commands) == failed
+    summary = (folder / "step-summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("### ndagent stats\n")
+    assert ("| 1 | 0 | 1 | 0 | 0 |" if failed else "| 1 | 1 | 0 | 0 | 0 |") in summary
+    assert "\n# Agent transcript\n" in summary
+    assert "<html" in (folder / "run.html").read_text(encoding="utf-8").lower()

@@ -58,7 +58,7 @@ LAYERS = (
 OWN_WORDS = frozenset(cli.VERBS) | {"error", "message", "warning", "info", "summary", "mode"}
 # The vocabulary of the interchange outputs (otel's attribute names, the message roles of
 # OpenTelemetry and ATIF), which some agent's raw event types share.
-OUTPUT_WORDS = frozenset({"assistant", "system"})
+OUTPUT_WORDS = frozenset({"assistant", "system", "user"})
 OUTPUT_PREFIXES = ("gen_ai.", "ndagent.", "error.", "service.")
 
 

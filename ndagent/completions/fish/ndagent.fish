@@ -148,7 +148,7 @@ complete -c ndagent -n '__fish_seen_subcommand_from otel' -l max-line -x -d 'the
 complete -c ndagent -n '__fish_seen_subcommand_from otel' -l strict -d 'make every warning an error'
 complete -c ndagent -n '__fish_seen_subcommand_from otel' -s q -l quiet -d 'print no warnings, only errors'
 complete -c ndagent -n '__fish_seen_subcommand_from otel' -l version -d 'print the version and exit'
-complete -c ndagent -n '__fish_seen_subcommand_from otel' -l content -d 'put the answer, the calls\' arguments and their results in...'
+complete -c ndagent -n '__fish_seen_subcommand_from otel' -l content -d 'put the prompt, the answer, the calls\' arguments and thei...'
 complete -c ndagent -n '__fish_seen_subcommand_from otel' -l max-chars -x -d 'with --content, cut each string to N characters'
 complete -c ndagent -n '__fish_seen_subcommand_from otel' -l endpoint -x -d 'post each line to URL'
 complete -c ndagent -n '__fish_seen_subcommand_from otel' -l time-origin -x -d 'where a stream has no clock, the time it began'
