@@ -11,7 +11,7 @@ Pure data: the verb (ndagent.cmd_atif) reads the stream and writes the lines."""
 from ndagent import __version__
 from ndagent.figures import figure
 from ndagent.formats import get
-from ndagent.markup import json_field, json_prose
+from ndagent.markup import json_field, json_prose, json_value
 from ndagent.otlp import CUTOFF_TEXT
 
 SCHEMA_VERSION = "ATIF-v1.7"
@@ -35,20 +35,8 @@ class _Step:
 
 def _arguments(args, limit):
     if args.__class__ is dict:
-        return _clean(args, limit)
-    return {} if args is None else {"value": _clean(args, limit)}
-
-
-def _clean(value, limit):
-    """A JSON value of the stream with its strings made safe (keys as one-line fields)."""
-    kind = value.__class__
-    if kind is str:
-        return json_prose(value, limit)
-    if kind is dict:
-        return {json_field(str(key)): _clean(item, limit) for key, item in value.items()}
-    if kind is list:
-        return [_clean(item, limit) for item in value]
-    return value
+        return json_value(args, limit)
+    return {} if args is None else {"value": json_value(args, limit)}
 
 
 def _steps(items, calls_ended_before):

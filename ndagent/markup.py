@@ -119,3 +119,16 @@ def json_prose(text, limit=None):
     if limit:
         text = cut(text, limit)
     return _surrogates(escape_controls(text, keep_lines=True))
+
+
+def json_value(value, limit=None):
+    """A JSON value of the stream with its strings made safe: each string as
+    ``json_prose`` (cut to ``limit``), each key as a one-line field."""
+    kind = value.__class__
+    if kind is str:
+        return json_prose(value, limit)
+    if kind is dict:
+        return {json_field(str(key)): json_value(item, limit) for key, item in value.items()}
+    if kind is list:
+        return [json_value(item, limit) for item in value]
+    return value

@@ -12,7 +12,7 @@ from hashlib import sha256
 from ndagent import __version__
 from ndagent.figures import figure
 from ndagent.formats import get
-from ndagent.markup import json_field, json_prose
+from ndagent.markup import json_field, json_prose, json_value
 from ndagent.timeline import LATEST_MS, STREAM, stream_time, worst
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
@@ -91,18 +91,6 @@ def _span(trace, span, parent, name, kind, start, end, attributes, status):
                  endTimeUnixNano=_nanos(max(start, end)), attributes=_attributes(attributes),
                  status=status)
     return found
-
-
-def _content(data, limit):
-    """A value of --content: its strings cut to ``limit`` and made safe."""
-    kind = data.__class__
-    if kind is str:
-        return json_prose(data, limit)
-    if kind is dict:
-        return {json_field(str(key)): _content(item, limit) for key, item in data.items()}
-    if kind is list:
-        return [_content(item, limit) for item in data]
-    return data
 
 
 def _usage(usage):
@@ -222,7 +210,7 @@ def _tool_span(call, trace, root, ids, timeline, run_end, content):
     name = _field(call.name if call.name is not None else call.kind) or "unknown"
     arguments = result = None
     if content is not None:
-        arguments = None if call.args is None else _content(call.args, content)
+        arguments = None if call.args is None else json_value(call.args, content)
         if outcome == "success" and call.result is not None:
             result = json_prose(call.result)  # cut to --max-chars when kept
     attributes = [
