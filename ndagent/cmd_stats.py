@@ -45,6 +45,7 @@ cut off, never joined to the next one) and print figures over all their runs:
   duration: the total, the median and the 95th percentile of the runs' durations;
   tokens: input (uncached), output, cache read and cache write, summed;
   cost: the cost in USD, summed;
+  extra figures: those an agent reports besides (each agent's, below), each summed;
   tool calls: by kind and by status, as 'ndagent tools' counts them, but each with
     its final outcome (the run's end may say more of a call: below);
   failed commands: the shell calls of status failure, counted by command, most
@@ -66,7 +67,8 @@ groups of --by.
 
 --by run prints one record per run instead: agent, model, session_id, source and line
 (where the run began), outcome (ok, failed or cutoff), duration_ms, tokens {{input,
-cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status: n}}}}.
+cacheRead, cacheWrite, output}}, cost_usd, extra {{name: figure}} (only for an agent
+that reports extra figures), tool_calls and tools {{kind: {{status: n}}}}.
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
 
@@ -354,19 +356,29 @@ class StatsCommand(Command):
         tokens = None if usage.__class__ is not dict else {
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
+        extra = self._extra(end.extra)
         model = end.model if end.model is not None else start.model
         if self.junit:
             self._add_case(end, model, duration)
             return
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
-                            end.tokens_from)
+                            end.tokens_from, extra)
             return
         key = {None: None, "agent": start.agent, "model": model, "file": start.source}[self.by]
-        self._group(key).add_run(outcome, duration, tokens, cost, tally)
+        self._group(key).add_run(outcome, duration, tokens, cost, tally, extra)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
             self.openings.append([total_key, index, key, state["usage"], state["cost"]])
+
+    def _extra(self, given):
+        """A run's extra figures, {name: figure} of those its format declares that it
+        reported, or None."""
+        if given.__class__ is not dict:
+            return None
+        found = {name: figure(given.get(name)) for name in self.format.extra_figures
+                 if figure(given.get(name)) is not None}
+        return found or None
 
     def _add_case(self, end, model, duration):
         start = end.start
@@ -504,14 +516,15 @@ class StatsCommand(Command):
                 self._write_text(lines)
             first = False
 
-    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from):
+    def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from,
+                   extra):
         tools = tally.report()
         if tokens_from is None and (tokens is not None or cost is not None):
             tokens_from = "run"
         record = {"agent": start.agent, "model": model, "session_id": start.session_id,
                   "source": start.source, "line": start.line, "outcome": outcome,
                   "duration_ms": duration, "tokens": tokens, "cost_usd": cost,
-                  "tokens_from": tokens_from,
+                  "tokens_from": tokens_from, **({"extra": extra} if extra else {}),
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
         if self.form == "ndjson":
             self.out.write_json(record)
@@ -592,6 +605,8 @@ def _text_block(record):
     cost = record["cost_usd"]
     lines.append(f"cost         ${cost['total']:,.4f} ({_plural(cost['runs'], 'run')})"
                  if cost["runs"] else "cost         not reported")
+    for name, found in record.get("extra", {}).items():
+        lines.append(f"{name:<12} {found['total']:,} ({_plural(found['runs'], 'run')})")
     lines.append(f"tool calls   {record['tool_calls']}")
     for kind, outcomes in record["tools"].items():
         lines.append(f"  {kind:<12} {sum(outcomes.values())}: "
@@ -616,6 +631,7 @@ def _run_line(record):
                                if tokens[name] is not None) + " tokens")
     if record["cost_usd"] is not None:
         said.append(f"${record['cost_usd']:,.4f}")
+    said.extend(f"{name} {value:,}" for name, value in record.get("extra", {}).items())
     calls = _plural(record["tool_calls"], "tool call")
     failing = [f"{count} {outcome}" for outcome, count in
                zip(OUTCOMES, _by_outcome(record["tools"])) if count and outcome != "success"]

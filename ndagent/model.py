@@ -248,11 +248,13 @@ class RunEnd(_Event):
     failed run, a short class of its failure from the agent's own names (a result
     subtype, an HTTP status, an error type), else "_OTHER"; for a run cut off,
     "cutoff"; None for a run that ended ok.  A Reader sets it where its agent names
-    the failure; the frame sets the rest ("_OTHER", "cutoff")."""
+    the failure; the frame sets the rest ("_OTHER", "cutoff").  ``extra``: the run's
+    figures besides the common ones, {name: number} of names its format declares
+    (``Format.extra_figures``: OpenCode's steps), or None."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
                  "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line",
-                 "totals", "tokens_from", "time_ms", "error_type")
+                 "totals", "tokens_from", "time_ms", "error_type", "extra")
 
 
 class Answer:

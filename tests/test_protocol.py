@@ -13,6 +13,7 @@ from conftest import InProcess
 import ndagent
 from ndagent import formats
 from ndagent.decoder import Event, decode_line
+from ndagent.figures import figure
 from ndagent.formats.base import Format
 from ndagent.model import RunEnd, RunStart
 from ndagent.selection import Selection
@@ -111,7 +112,10 @@ def test_a_format_declares_what_goes_together():
               "reader": object,
               "checks": {}, "run_end": "an end"}
     Format(**fields)
-    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"help": {"nosuchverb": "text"}}):
+    declared = Format(**fields, extra_figures={"laps": "the laps of the run"})
+    assert "laps, the laps of the run" in declared.help["stats"]
+    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"help": {"nosuchverb": "text"}},
+                  {"extra_figures": {"Two words": "a name that is no word"}}):
         with pytest.raises(ValueError):
             Format(**{**fields, **wrong})
     with pytest.raises(TypeError):
@@ -217,3 +221,19 @@ def test_every_note_is_a_check_the_format_declares(found):
         notes = [event for _, event in events if event.__class__.__name__ == "Note"]
         assert {note.check for note in notes} <= set(found.checks), found.name
         assert all(event.__class__ is RunEnd for event in last)
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_a_run_s_extra_figures_are_those_its_format_declares(found):
+    """``RunEnd.extra`` holds only names of ``extra_figures``, each a number or None; and
+    a format that declares a figure reports it for some run of its fixtures."""
+    reported = set()
+    for objects in fixture_lines(found):
+        events, last = reader_events(found, objects)
+        for event in [event for _, event in events] + last:
+            if event.__class__ is RunEnd and event.extra is not None:
+                assert event.extra.keys() <= found.extra_figures.keys(), found.name
+                assert all(value is None or figure(value) is not None
+                           for value in event.extra.values()), event.extra
+                reported |= {name for name, value in event.extra.items() if value is not None}
+    assert reported == found.extra_figures.keys(), found.name
