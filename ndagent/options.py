@@ -10,7 +10,7 @@ import time
 
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
-from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, names
+from ndagent.formats import DETECT_OBJECTS, all_formats, fallback, leaner, names, sharing_envelope
 from ndagent.model import epoch_ms
 from ndagent.output import die_of_sigpipe, write_all, write_message
 from ndagent.sources import STDIN, STREAM_FILES
@@ -342,7 +342,8 @@ def agents_help():
         f"detected from its first JSON objects, by their keys and values: {listing}; objects "
         f"before "
         f"the first decisive one are held and handled after it. With none in "
-        f"{DETECT_OBJECTS} objects or in the whole input, {otherwise}, 'not an agent "
+        f"{DETECT_OBJECTS} objects or in the whole input, {_envelope_rule()}"
+        f"{otherwise}, 'not an agent "
         f"stream', and not read (status 1); so is an agent's json output rather than its "
         f"stream (an array of objects, or a lone '{{' or '[' line, and no decisive "
         f"object): 'json output, not stream-json'. --agent NAME names the agent instead: "
@@ -351,6 +352,23 @@ def agents_help():
         f"warning (an error in validate), wherever a line is decoded: every line in "
         f"validate and under --strict, else the lines that may hold an event the command "
         f"needs.")
+
+
+def _envelope_rule():
+    """What detection does with an input whose objects are all in an envelope that
+    several agents write ("" when no format leans to one)."""
+    found = leaner()
+    if found is None:
+        return ""
+    sharing = [each.title for each in sharing_envelope(found)]
+    titles = " and ".join([", ".join(sharing[:-1]), sharing[-1]]) if len(sharing) > 1 \
+        else sharing[0]
+    others = " or ".join(f"--agent {each.name}" for each in sharing_envelope(found)
+                         if each is not found)
+    choose = f" ({others} chooses)" if others else ""
+    return (f"an input with an object in the envelope that {titles} write, none of whose "
+            f"objects tells them apart, is {found.title}'s, and validate warns so{choose}; "
+            f"otherwise ")
 
 
 def agents_prose(verb):

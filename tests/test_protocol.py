@@ -11,7 +11,7 @@ import pytest
 from conftest import InProcess
 
 import ndagent
-from ndagent import formats
+from ndagent import formats, options
 from ndagent.decoder import Event, decode_line
 from ndagent.figures import figure
 from ndagent.formats.base import Format
@@ -237,3 +237,20 @@ def test_a_run_s_extra_figures_are_those_its_format_declares(found):
                            for value in event.extra.values()), event.extra
                 reported |= {name for name, value in event.extra.items() if value is not None}
     assert reported == found.extra_figures.keys(), found.name
+
+
+def test_the_formats_that_share_an_envelope_are_those_whose_objects_it_holds():
+    """The formats ``sharing_envelope`` names for the format that leans (their lines read
+    by one module) are exactly those some of whose fixture objects are in its envelope,
+    and detection's paragraph of --help names each of them."""
+    found = formats.leaner()
+    if found is None:
+        return
+    in_envelope = {each.name for each in formats.all_formats()
+                   if any(found.leans(data) for objects in fixture_lines(each)
+                          for data in objects)}
+    sharing = formats.sharing_envelope(found)
+    assert {each.name for each in sharing} == in_envelope
+    said = " ".join(options.agents_help().split())
+    rule = said[said.index("objects or in the whole input, "):said.index("otherwise")]
+    assert all(each.title in rule for each in sharing) and f"{found.title}'s" in rule
