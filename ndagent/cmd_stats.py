@@ -51,6 +51,7 @@ cut off, never joined to the next one) and print figures over all their runs:
   duration: the total, the median and the 95th percentile of the runs' durations;
   tokens: input (uncached), output, cache read and cache write, summed;
   cost: the cost in USD, summed;
+  extra figures: those an agent reports besides (each agent's, below), each summed;
   tool calls: by kind and by status, as 'ndagent tools' counts them, but each with
     its final outcome (the run's end may say more of a call: below);
   failed commands: the shell calls of status failure, counted by command, most
@@ -72,7 +73,8 @@ groups of --by.
 
 --by run prints one record per run instead: agent, model, session_id, source and line
 (where the run began), outcome (ok, failed or cutoff), duration_ms, tokens {{input,
-cacheRead, cacheWrite, output}}, cost_usd, tool_calls and tools {{kind: {{status: n}}}}.
+cacheRead, cacheWrite, output}}, cost_usd, extra {{name: figure}} (only for an agent
+that reports extra figures), tool_calls and tools {{kind: {{status: n}}}}.
 --by agent, --by model and --by file print the figures of each group: agents and
 models by name (null last: inputs with no run have neither), files in FILE order.
 --by session, project, day, week (from Monday) and month group the runs by their
@@ -418,21 +420,31 @@ class StatsCommand(Command):
         tokens = None if usage.__class__ is not dict else {
             name: figure(usage.get(name)) for name in TOKENS}
         cost = figure(end.cost_usd)
+        extra = self._extra(end.extra)
         if self.junit:
             self._add_case(end, model, duration)
             return
         estimate = None if self.prices is None else self._estimate(model, tokens, parts)
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
-                            end.tokens_from, estimate)
+                            end.tokens_from, estimate, extra)
             return
         if self.by == "model" and parts:
             self._by_model(key, parts, (outcome, duration, cost, tally), model)
             return
-        self._group(key).add_run(outcome, duration, tokens, cost, tally, estimate)
+        self._group(key).add_run(outcome, duration, tokens, cost, tally, estimate, extra)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
             self.openings.append([total_key, index, key, state["usage"], state["cost"]])
+
+    def _extra(self, given):
+        """A run's extra figures, {name: figure} of those its format declares that it
+        reported, or None."""
+        if given.__class__ is not dict:
+            return None
+        found = {name: figure(given.get(name)) for name in self.format.extra_figures
+                 if figure(given.get(name)) is not None}
+        return found or None
 
     def _add_case(self, end, model, duration):
         start = end.start
@@ -632,14 +644,14 @@ class StatsCommand(Command):
             first = False
 
     def _write_run(self, start, model, outcome, duration, tokens, cost, tally, tokens_from,
-                   estimate):
+                   estimate, extra):
         tools = tally.report()
         if tokens_from is None and (tokens is not None or cost is not None):
             tokens_from = "run"
         record = {"agent": start.agent, "model": model, "session_id": start.session_id,
                   "source": start.source, "line": start.line, "outcome": outcome,
                   "duration_ms": duration, "tokens": tokens, "cost_usd": cost,
-                  "tokens_from": tokens_from,
+                  "tokens_from": tokens_from, **({"extra": extra} if extra else {}),
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
         if self.prices is not None:
             record["cost_estimated_usd"] = estimate

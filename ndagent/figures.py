@@ -1,5 +1,6 @@
 """The figures of ndagent stats over a group of runs: outcomes, durations, tokens, cost,
-tool calls and failed commands, kept as counts, exact sums and a histogram, so that
+the figures some agents report besides (``Format.extra_figures``), tool calls and
+failed commands, kept as counts, exact sums and a histogram, so that
 figures add up (``Figures.merge``) to the same whatever way the runs were split among
 processes or machines.  A partial is their JSON form (``partial``, ``read_partial``).
 Pure data: the verb (ndagent.cmd_stats) reads the streams and prints."""
@@ -34,6 +35,10 @@ PARTIAL = "ndagent-stats-partial"
 VERSION = 2
 # How many runs counted with running totals as given a partial names (the first ones).
 MAX_OPENINGS = 4096
+# How many extra figures (Format.extra_figures) a partial's group may hold, and the
+# longest name of one: the formats declare a few short names.
+MAX_EXTRA = 64
+EXTRA_NAME_LIMIT = 64
 
 
 class Tally:
@@ -92,8 +97,8 @@ class Figures:
     added), a histogram of durations."""
 
     __slots__ = ("runs", "no_run", "duration_runs", "duration_total", "duration_range",
-                 "histogram", "token_runs", "tokens", "cost_runs", "cost_total", "tools",
-                 "commands", "estimate_runs", "estimate_total")
+                 "histogram", "token_runs", "tokens", "cost_runs", "cost_total", "extra",
+                 "tools", "commands", "estimate_runs", "estimate_total")
 
     def __init__(self):
         self.runs = {"ok": 0, "failed": 0, "cutoff": 0}
@@ -104,12 +109,14 @@ class Figures:
         self.token_runs = 0
         self.tokens = {}  # name -> sum, for the names some run reported
         self.cost_runs = self.cost_total = 0
+        self.extra = {}  # extra figure's name -> [runs that reported it, sum]
         self.tools = {}  # (kind, status) -> calls
         self.commands = {}  # failed command -> calls
         # The cost estimated from a price table (--prices), of the runs it priced.
         self.estimate_runs = self.estimate_total = 0
 
-    def add_run(self, outcome, duration, tokens, cost, tally, estimate=None):
+    def add_run(self, outcome, duration, tokens, cost, tally, estimate=None, extra=None):
+        """Count a run: ``extra`` is {name: figure or None} of its extra figures, or None."""
         self.runs[outcome] = self.runs.get(outcome, 0) + 1
         if duration is not None:
             self.duration_runs += 1
@@ -126,6 +133,9 @@ class Figures:
         if cost is not None:
             self.cost_runs += 1
             self.cost_total += _exact(cost)
+        for name, value in (extra or {}).items():
+            if value is not None:
+                self._add_extra(name, 1, _exact(value))
         _add_counts(self.tools, tally.tools)
         _add_counts(self.commands, tally.commands)
         if estimate is not None:
@@ -143,6 +153,14 @@ class Figures:
         for name, value in tokens.items():
             if value is not None and name in self.tokens:
                 self.tokens[name] -= _exact(value)
+
+    def _add_extra(self, name, runs, total):
+        found = self.extra.get(name)
+        if found is None:
+            self.extra[name] = [runs, total]
+        else:
+            found[0] += runs
+            found[1] += total
 
     def refigure(self, given, own):
         """Count a run counted before with the figures ``given`` ((tokens, cost), a
@@ -174,6 +192,8 @@ class Figures:
         _add_counts(self.tokens, other.tokens)
         self.cost_runs += other.cost_runs
         self.cost_total += other.cost_total
+        for name, (runs, total) in other.extra.items():
+            self._add_extra(name, runs, total)
         _add_counts(self.tools, other.tools)
         _add_counts(self.commands, other.commands)
         self.estimate_runs += other.estimate_runs
@@ -184,6 +204,11 @@ class Figures:
         runs = self.runs
         durations = self.duration_runs
         commands = sorted(self.commands.items(), key=lambda item: (-item[1], item[0]))
+        # The extra figures only where a run reported one: the report of runs of agents
+        # that have none is as it always was.
+        extra = {"extra": {name: {"runs": runs, "total": _plain(total)}
+                           for name, (runs, total) in sorted(self.extra.items())}
+                 } if self.extra else {}
         return {
             "runs": {"total": sum(runs.values()), **_in_order(runs)},
             "inputs_without_run": self.no_run,
@@ -196,6 +221,7 @@ class Figures:
                           for name in TOKENS}},
             "cost_usd": {"runs": self.cost_runs,
                          "total": float(self.cost_total) if self.cost_runs else None},
+            **extra,
             "tool_calls": sum(self.tools.values()),
             "tools": _tools_report(self.tools),
             "failed_commands": [{"command": command, "count": count}
@@ -220,7 +246,10 @@ class Figures:
     def state(self):
         """The figures as a partial holds them, in a fixed order: JSON's kinds only
         (objects, lists, strings, numbers), as they are also sent between processes;
-        the estimated cost only where a run was priced."""
+        the estimated cost only where a run was priced, "extra" only where a run reported
+        an extra figure (a partial without it has none)."""
+        extra = {"extra": [[name, runs, str(total)] for name, (runs, total)
+                           in sorted(self.extra.items())]} if self.extra else {}
         found = {
             "runs": _in_order(self.runs), "no_run": self.no_run,
             "duration_runs": self.duration_runs, "duration_total": str(self.duration_total),
@@ -229,6 +258,7 @@ class Figures:
             "token_runs": self.token_runs,
             "tokens": {name: str(self.tokens[name]) for name in TOKENS if name in self.tokens},
             "cost_runs": self.cost_runs, "cost_total": str(self.cost_total),
+            **extra,
             "tools": _tools_report(self.tools),
             "failed_commands": [list(pair) for pair in sorted(self.commands.items())],
         }
@@ -273,6 +303,7 @@ class Figures:
             figures.tokens[name] = _sum(total, "tokens")
         figures.cost_runs = _counted(data.get("cost_runs"), "cost_runs")
         figures.cost_total = _sum(_field(data, "cost_total", str), "cost_total")
+        figures.extra = _extra(data.get("extra", []))
         for kind, outcomes in _field(data, "tools", dict).items():
             if outcomes.__class__ is not dict or not outcomes.keys() <= set(OUTCOMES):
                 raise BadPartial('"tools" holds a bad status')
@@ -287,6 +318,23 @@ class Figures:
             figures.estimate_total = _sum(_field(data, "estimate_total", str),
                                           "estimate_total")
         return figures
+
+
+def _extra(data):
+    """The extra figures of a partial's group: [[name, runs, sum]], each name once."""
+    if data.__class__ is not list or len(data) > MAX_EXTRA:
+        raise BadPartial(f'"extra" is not a list of at most {MAX_EXTRA} figures')
+    extra = {}
+    for each in data:
+        if each.__class__ is not list or len(each) != 3 or each[0].__class__ is not str \
+                or not 0 < len(each[0]) <= EXTRA_NAME_LIMIT or each[0] in extra \
+                or each[2].__class__ is not str:
+            raise BadPartial('"extra" holds a bad figure')
+        runs = _counted(each[1], "extra")
+        if not runs:
+            raise BadPartial('"extra" holds a figure that no run reported')
+        extra[each[0]] = [runs, _sum(each[2], "extra")]
+    return extra
 
 
 def partial(by, groups, openings=(), totals=(), claimed=()):

@@ -261,12 +261,14 @@ class RunEnd(_Event):
     stopped it, or "open": the file ends inside it; neither of the last two is a
     failure, and ``ok`` is false for both), ``ended`` (an ISO time, or None) and
     ``usage_parts``, its usage by API message ({key: (model, usage)}, or None), for
-    counting each message once across inputs that hold copies of it."""
+    counting each message once across inputs that hold copies of it.  ``extra``: the
+    run's figures besides the common ones, {name: number} of names its format declares
+    (``Format.extra_figures``: OpenCode's steps), or None."""
 
     __slots__ = ("start", "cutoff", "ok", "failure", "answer", "native", "usage",
                  "cost_usd", "duration_ms", "model", "stray", "outcomes", "source", "line",
                  "totals", "tokens_from", "time_ms", "error_type", "outcome", "ended",
-                 "usage_parts")
+                 "usage_parts", "extra")
 
 
 # How a session file's run may end (RunEnd.outcome); the two last are no failure.

@@ -11,7 +11,14 @@ import time
 from ndagent import __version__
 from ndagent.decoder import MAX_LINE
 from ndagent.figures import date_of, zone_of
-from ndagent.formats import DETECT_OBJECTS, agents, all_formats, fallback
+from ndagent.formats import (
+    DETECT_OBJECTS,
+    agents,
+    all_formats,
+    fallback,
+    leaner,
+    sharing_envelope,
+)
 from ndagent.model import epoch_ms
 from ndagent.output import die_of_sigpipe, write_all, write_message
 from ndagent.sources import DOCUMENT_BYTES, STDIN, STREAM_FILES
@@ -355,7 +362,8 @@ def agents_help():
         f"detected from its first JSON objects, by their keys and values: {listing}; objects "
         f"before "
         f"the first decisive one are held and handled after it. With none in "
-        f"{DETECT_OBJECTS} objects or in the whole input, {otherwise}, 'not an agent "
+        f"{DETECT_OBJECTS} objects or in the whole input, {_envelope_rule()}"
+        f"{otherwise}, 'not an agent "
         f"stream', and not read (status 1); so is an agent's json output rather than its "
         f"stream (an array of objects, or a lone '{{' or '[' line, and no decisive "
         f"object): 'json output, not stream-json'. --agent NAME names the agent instead: "
@@ -366,6 +374,23 @@ def agents_help():
         f"needs. The session files agents keep on disk are told the same way, by their "
         f"content, never by their name; one that is a single JSON document (a pretty-printed "
         f"object) is read whole, up to {DOCUMENT_BYTES >> 20} MiB.")
+
+
+def _envelope_rule():
+    """What detection does with an input whose objects are all in an envelope that
+    several agents write ("" when no format leans to one)."""
+    found = leaner()
+    if found is None:
+        return ""
+    sharing = [each.title for each in sharing_envelope(found)]
+    titles = " and ".join([", ".join(sharing[:-1]), sharing[-1]]) if len(sharing) > 1 \
+        else sharing[0]
+    others = " or ".join(f"--agent {each.name}" for each in sharing_envelope(found)
+                         if each is not found)
+    choose = f" ({others} chooses)" if others else ""
+    return (f"an input with an object in the envelope that {titles} write, none of whose "
+            f"objects tells them apart, is {found.title}'s, and validate warns so{choose}; "
+            f"otherwise ")
 
 
 def agents_prose(verb):

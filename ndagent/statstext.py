@@ -36,6 +36,8 @@ def text_block(record):
     cost = record["cost_usd"]
     lines.append(f"cost         ${cost['total']:,.4f} ({_plural(cost['runs'], 'run')})"
                  if cost["runs"] else "cost         not reported")
+    for name, found in record.get("extra", {}).items():
+        lines.append(f"{name:<12} {found['total']:,} ({_plural(found['runs'], 'run')})")
     estimate = record.get("cost_estimated_usd")
     if estimate is not None:
         lines.append(f"cost (est.)  ${estimate['total']:,.4f} estimated from the price table "
@@ -65,6 +67,7 @@ def run_line(record):
                                if tokens[name] is not None) + " tokens")
     if record["cost_usd"] is not None:
         said.append(f"${record['cost_usd']:,.4f}")
+    said.extend(f"{name} {value:,}" for name, value in record.get("extra", {}).items())
     if record.get("cost_estimated_usd") is not None:
         said.append(f"${record['cost_estimated_usd']:,.4f} estimated")
     calls = _plural(record["tool_calls"], "tool call")

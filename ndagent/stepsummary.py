@@ -131,6 +131,8 @@ def _figure_rows(report):
                      f"{tokens['runs']:,}"])
     rows.append(["Cost", "not reported" if cost["total"] is None else cost_text(cost["total"]),
                  f"{cost['runs']:,}"])
+    rows.extend([name, f"{found['total']:,}", f"{found['runs']:,}"]
+                for name, found in report.get("extra", {}).items())
     return rows
 
 

@@ -31,10 +31,13 @@ FIGURE = st.one_of(st.none(), st.integers(0, 10**9),
                    st.floats(0, 10**7, allow_nan=False, allow_infinity=False))
 CALL = st.tuples(st.sampled_from(["shell", "read", "edit", "mcp-tool"]),
                  st.sampled_from(OUTCOMES), st.sampled_from([None, "npm test", "make"]))
+# Extra figures (Format.extra_figures): a few names, any of them reported or not.
+EXTRA = st.none() | st.dictionaries(st.sampled_from(["steps", "premium_requests", "laps"]),
+                                    FIGURE, max_size=3)
 RUN = st.fixed_dictionaries({
     "outcome": st.sampled_from(RUN_OUTCOMES), "duration": FIGURE, "cost": FIGURE,
     "tokens": st.none() | st.fixed_dictionaries({name: FIGURE for name in TOKENS}),
-    "calls": st.lists(CALL, max_size=4)})
+    "extra": EXTRA, "calls": st.lists(CALL, max_size=4)})
 RUNS = st.lists(RUN, max_size=12)
 
 
@@ -49,7 +52,7 @@ def figures_of(runs, no_run=0):
     figures = Figures()
     for run in runs:
         figures.add_run(run["outcome"], run["duration"], run["tokens"], run["cost"],
-                        tally_of(run["calls"]))
+                        tally_of(run["calls"]), extra=run.get("extra"))
     figures.no_run = no_run
     return figures
 
@@ -84,6 +87,14 @@ def test_the_figures_are_the_counts_and_sums_of_the_runs(runs, no_run):
     costs = [run["cost"] for run in runs if run["cost"] is not None]
     assert report["cost_usd"] == {"runs": len(costs),
                                   "total": float(exact_sum(costs)) if costs else None}
+    told = {}
+    for run in runs:
+        for name, value in (run["extra"] or {}).items():
+            if value is not None:
+                told.setdefault(name, []).append(value)
+    assert report.get("extra", {}) == {
+        name: {"runs": len(values), "total": exact_sum(values)}
+        for name, values in sorted(told.items())}
     calls = [call for run in runs for call in run["calls"]]
     assert report["tool_calls"] == len(calls)
     assert {kind: sum(outcomes.values()) for kind, outcomes in report["tools"].items()} \
@@ -104,7 +115,7 @@ def test_the_median_and_the_95th_percentile_are_within_a_percent(durations):
     under a millisecond is one bucket: 0 or 1), and never beyond the shortest or the
     longest."""
     runs = [{"outcome": "ok", "duration": duration, "tokens": None, "cost": None,
-             "calls": []} for duration in durations]
+             "extra": None, "calls": []} for duration in durations]
     found = figures_of(runs).report(None)["duration_ms"]
     for name, percent in (("median", 50), ("p95", 95)):
         exact = nearest_rank(durations, percent)
@@ -116,7 +127,7 @@ def test_the_median_and_the_95th_percentile_are_within_a_percent(durations):
 
 def test_the_histogram_keeps_its_bound_whatever_the_durations():
     runs = [{"outcome": "ok", "duration": duration, "tokens": None, "cost": None,
-             "calls": []} for duration in (0, 0.5, 1, 10**6, MOST)]
+             "extra": None, "calls": []} for duration in (0, 0.5, 1, 10**6, MOST)]
     buckets = [bucket for bucket, _ in figures_of(runs).state()["histogram"]]
     assert buckets[0] == -1 and buckets[-1] <= MAX_BUCKET
 
@@ -203,6 +214,10 @@ def good_state():
     (lambda state: state["runs"].pop("cutoff"), '"runs" does not have'),
     (lambda state: state["tools"]["shell"].update(done=1), '"tools" holds a bad status'),
     (lambda state: state.update(histogram=[[MAX_BUCKET + 1, 1]]), "a bad bucket"),
+    (lambda state: state.update(extra={"steps": 2}), '"extra" is not a list'),
+    (lambda state: state.update(extra=[["steps", 1, "2"]] * 2), '"extra" holds a bad'),
+    (lambda state: state.update(extra=[["steps", 0, "2"]]), "that no run reported"),
+    (lambda state: state.update(extra=[["steps", 1, "2.5"]]), '"extra" holds a sum'),
 ])
 def test_figures_that_do_not_hold_together_are_no_partial(damage, message):
     state = good_state()

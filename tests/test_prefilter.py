@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import InProcess, fixture, run
+from golden_streams import respelt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -176,8 +177,9 @@ EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")), 
 
 
 @EXAMPLES
-@given(streams())
+@given(st.one_of(streams(), respelt()))
 def test_property_every_converter_prints_the_same_with_and_without_the_prefilter(stream):
+    """Cursor's streams made here, and any registered format's golden inputs."""
     prints_the_same_with_and_without_the_prefilter(stream)
 
 

@@ -11,8 +11,9 @@ import pytest
 from conftest import InProcess
 
 import ndagent
-from ndagent import formats
+from ndagent import formats, options
 from ndagent.decoder import Event, decode_line
+from ndagent.figures import figure
 from ndagent.formats.base import Format
 from ndagent.model import Note, RunEnd, RunStart, ToolEnd
 from ndagent.selection import Selection
@@ -111,7 +112,10 @@ def test_a_format_declares_what_goes_together():
               "reader": object,
               "checks": {}, "run_end": "an end"}
     Format(**fields)
-    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"help": {"nosuchverb": "text"}}):
+    declared = Format(**fields, extra_figures={"laps": "the laps of the run"})
+    assert "laps, the laps of the run" in declared.help["stats"]
+    for wrong in ({"name": "X Y"}, {"split_needle": b"x"}, {"help": {"nosuchverb": "text"}},
+                  {"extra_figures": {"Two words": "a name that is no word"}}):
         with pytest.raises(ValueError):
             Format(**{**fields, **wrong})
     with pytest.raises(TypeError):
@@ -225,3 +229,36 @@ def test_every_note_is_a_check_the_format_declares(found):
         # known only then makes them all there.
         if not any(event.__class__ is RunStart for event in last):
             assert all(event.__class__ in (RunEnd, Note, ToolEnd) for event in last)
+
+
+@pytest.mark.parametrize("found", every_format(), ids=lambda found: found.name)
+def test_a_run_s_extra_figures_are_those_its_format_declares(found):
+    """``RunEnd.extra`` holds only names of ``extra_figures``, each a number or None; and
+    a format that declares a figure reports it for some run of its fixtures."""
+    reported = set()
+    for objects in fixture_lines(found):
+        events, last = reader_events(found, objects)
+        for event in [event for _, event in events] + last:
+            if event.__class__ is RunEnd and event.extra is not None:
+                assert event.extra.keys() <= found.extra_figures.keys(), found.name
+                assert all(value is None or figure(value) is not None
+                           for value in event.extra.values()), event.extra
+                reported |= {name for name, value in event.extra.items() if value is not None}
+    assert reported == found.extra_figures.keys(), found.name
+
+
+def test_the_formats_that_share_an_envelope_are_those_whose_objects_it_holds():
+    """The formats ``sharing_envelope`` names for the format that leans (their lines read
+    by one module) are exactly those some of whose fixture objects are in its envelope,
+    and detection's paragraph of --help names each of them."""
+    found = formats.leaner()
+    if found is None:
+        return
+    in_envelope = {each.name for each in formats.all_formats()
+                   if any(found.leans(data) for objects in fixture_lines(each)
+                          for data in objects)}
+    sharing = formats.sharing_envelope(found)
+    assert {each.name for each in sharing} == in_envelope
+    said = " ".join(options.agents_help().split())
+    rule = said[said.index("objects or in the whole input, "):said.index("otherwise")]
+    assert all(each.title in rule for each in sharing) and f"{found.title}'s" in rule

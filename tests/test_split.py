@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import InProcess, with_parts
+from golden_streams import respelt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_prefilter import INIT, result, runs, spelt
@@ -167,7 +168,9 @@ def codex_streams(draw):
     return ("\n".join(lines) + "\n").encode()
 
 
-STREAMS = st.one_of(streams(), gemini_streams(), claude_streams(), codex_streams())
+# The streams made here, and the golden inputs of every registered format, their lines'
+# keys in any order.
+STREAMS = st.one_of(streams(), gemini_streams(), claude_streams(), codex_streams(), respelt())
 OPTIONS = [(), ("--strict",), ("-q", "--format", "ndjson"), ("--max-line", "120"),
            ("--agent", "cursor")]
 

@@ -3,6 +3,7 @@ the partials of any split of the files merge into the figures of all of them."""
 
 import os
 import subprocess
+from pathlib import Path
 
 import orjson
 import pytest
@@ -10,7 +11,7 @@ from conftest import InProcess, command, corpus_files, needs_corpus, on_a_termin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndagent import inputs
+from ndagent import formats, inputs
 from ndagent.cmd_stats import main
 
 
@@ -377,11 +378,25 @@ FLOATS = [lines(claude_init("claude-sonnet-4-5"),
           for duration, cost in ((0.5, 0.1), (12.25, 0.2), (1e6 / 3, 0.3), (7, 1e-9))]
 
 
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def declaring_extra_figures():
+    """The formats whose runs report extra figures (Format.extra_figures)."""
+    return [found for found in formats.all_formats() if found.extra_figures]
+
+
+def golden_inputs(found):
+    return sorted((GOLDEN / found.name).glob("*/input.ndjson"))
+
+
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pool")
     paths = []
-    for number, data in enumerate([*FOLDER.values(), *FLOATS]):
+    extra = [path.read_bytes() for found in declaring_extra_figures()
+             for path in golden_inputs(found)]
+    for number, data in enumerate([*FOLDER.values(), *FLOATS, *extra]):
         path = folder / f"{number:02d}.ndjson"
         path.write_bytes(data)
         paths.append(path)
@@ -425,6 +440,35 @@ def test_partials_of_any_split_merge_into_the_whole(pool, tmp_path_factory, data
     merged = folder / "merged.json"
     merged.write_bytes(stats("--merge", "--partial", *partials))
     assert stats("--merge", "--format", form, merged) == whole
+
+
+@pytest.mark.parametrize("found", declaring_extra_figures(), ids=lambda found: found.name)
+def test_a_group_s_extra_figures_are_the_sums_of_its_runs(found):
+    """Each extra figure a format declares: in each run's record as the run reports it,
+    summed in its agent's group with how many runs reported it, said in --help."""
+    paths = golden_inputs(found)
+    runs = records(stats("--by", "run", *paths))
+    told = {}
+    for record in runs:
+        assert record.get("extra", {}).keys() <= found.extra_figures.keys()
+        for name, value in record.get("extra", {}).items():
+            told.setdefault(name, []).append(value)
+    assert told.keys() == found.extra_figures.keys()
+    [group] = records(stats("--by", "agent", *paths))
+    assert group["extra"] == {name: {"runs": len(values), "total": sum(values)}
+                              for name, values in sorted(told.items())}
+    text = stats("--format", "text", *paths).decode()
+    for name, values in told.items():
+        assert f"\n{name:<12} {sum(values):,} (" in text
+    described = " ".join(run("stats", "--help").stdout.decode().split())
+    for name, meaning in found.extra_figures.items():
+        assert f"{name}, {' '.join(meaning.split())}" in described
+
+
+def test_runs_of_agents_without_extra_figures_have_none(call, folder):
+    assert all("extra" not in record
+               for record in records(call(main, "-q", "--by", "run", "--format", "ndjson",
+                                          *folder)[1]))
 
 
 def test_memory_of_the_summary_does_not_grow_with_the_runs(write):

@@ -120,6 +120,18 @@ def fallback():
     return next((found for found in all_formats() if found.fallback_types is not None), None)
 
 
+def leaner():
+    """The format an input with no decisive object is read as when one of its objects
+    is in the envelope that format shares with others (``leans``), or None."""
+    return next((found for found in all_formats() if found.leans is not None), None)
+
+
+def sharing_envelope(found):
+    """The formats that write the envelope of ``found``, ``found`` among them, in order:
+    those whose lines are selected by the same ``markers`` (one module reads them all)."""
+    return tuple(each for each in all_formats() if each.markers is found.markers)
+
+
 class Detector:
     """Tells an input's agent from its first JSON objects
     (docs/agents.md#telling-the-agent): the first object decisive for an agent

@@ -120,6 +120,8 @@ def claude_family(data):
     """Whether an object is in Claude's envelope, whichever of the three agents wrote it
     (what Claude's test was before Qwen Code and Amp were read): an input with no line
     that tells them apart is read as Claude's."""
+    if "sessionId" in data:  # a line of Claude Code's session files, never a stream's
+        return False
     kind = data.get("type")
     if kind == "assistant" or kind == "user":
         if "uuid" in data:

@@ -83,7 +83,10 @@ class Format:
     ``result_json``), ``interchange`` ((name, provider): the agent's name in OpenTelemetry
     and ATIF output, Harbor's ``AgentName`` where it has one, and the GenAI provider
     of its model calls, OpenTelemetry's well-known value or the agent's own where it
-    routes to several; by default the format's name for both) and ``order`` (where it
+    routes to several; by default the format's name for both), ``extra_figures``
+    ({name: meaning} of the figures its runs report besides the common ones, in
+    ``RunEnd.extra``: stats sums each over a group's runs and prints it, and its
+    --help says each name with its meaning, a short phrase) and ``order`` (where it
     stands in listings).
 
     A format reads one form of one agent's output: ``agent`` names the agent (default
@@ -103,15 +106,16 @@ class Format:
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
                  "refuses", "reports_cost", "running_total", "own_native", "fallback_types",
-                 "leans", "help", "result_text", "interchange", "order", "agent", "form",
-                 "document", "stores")
+                 "leans", "help", "result_text", "interchange", "extra_figures", "order",
+                 "agent", "form", "document", "stores")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
                  reports_cost=False, running_total=None, own_native=None, fallback_types=None,
-                 leans=None, help=None, result_text=None, interchange=None, order=100,
-                 agent=None, form="stream", document=None, stores=None):
+                 leans=None, help=None, result_text=None, interchange=None,
+                 extra_figures=None, order=100, agent=None, form="stream", document=None,
+                 stores=None):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -133,7 +137,18 @@ class Format:
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.leans = leans
+        self.extra_figures = dict(extra_figures or {})
+        for figure_name in self.extra_figures:
+            if not (figure_name.isascii() and figure_name.isidentifier()
+                    and figure_name.islower()):
+                raise ValueError(f"{name}: an extra figure's name is a lower-case word: "
+                                 f"{figure_name!r}")
         self.help = dict(help or {})
+        if self.extra_figures:
+            said = "; ".join(f"{figure_name}, {meaning}"
+                             for figure_name, meaning in self.extra_figures.items())
+            self.help["stats"] = " ".join(filter(None, (
+                self.help.get("stats"), f"Its runs' extra figures: {said}.")))
         self.result_text = result_text or (lambda end: result_json(end.result))
         self.interchange = interchange or (name, name)
         self.order = order

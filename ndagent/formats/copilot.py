@@ -195,6 +195,12 @@ def _number(value):
     return value if cls is int or cls is float else None
 
 
+def _extra(usage):
+    """The run's extra figures (FORMAT's extra_figures) of its result's usage, or None."""
+    requests = _number(usage.get("premiumRequests"))
+    return None if requests is None else {"premium_requests": requests}
+
+
 def _main(event, data):
     """Whether an event is the main agent's: no ``agentId``, no ``parentToolCallId``."""
     return event.get("agentId") is None and data.get("parentToolCallId") is None
@@ -359,8 +365,8 @@ class Reader:
                           answer=run.answer if run.answer is not None else "",
                           native=data, usage=run.usage, cost_usd=None,
                           duration_ms=_number(usage.get("sessionDurationMs")),
-                          model=run.model or run.first_model, source=event.source,
-                          line=event.line))
+                          model=run.model or run.first_model, extra=_extra(usage),
+                          source=event.source, line=event.line))
 
     # Events.
 
@@ -496,5 +502,7 @@ FORMAT = Format(
     run_end="a result event",
     help=HELP,
     interchange=("copilot-cli", "github_copilot"),
+    extra_figures={"premium_requests": "the premium requests the run used (its result's "
+                                       "usage.premiumRequests)"},
     order=70,
 )

@@ -300,8 +300,8 @@ class Reader:
         self.run = None
         return [RunEnd(start=run.start, cutoff=True, ok=False, answer="".join(run.texts.values()),
                        usage=self._usage(run), cost_usd=run.cost, model=None,
-                       duration_ms=self._duration(run), source=run.start.source,
-                       line=run.last_line)]
+                       duration_ms=self._duration(run), extra={"steps": run.steps},
+                       source=run.start.source, line=run.last_line)]
 
     # Runs.
 
@@ -340,7 +340,7 @@ class Reader:
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok, failure=failure,
                           answer=answer, native=native, usage=self._usage(run),
                           cost_usd=run.cost, duration_ms=self._duration(run), model=None,
-                          source=event.source, line=event.line))
+                          extra={"steps": run.steps}, source=event.source, line=event.line))
 
     @staticmethod
     def _usage(run):
@@ -526,5 +526,6 @@ FORMAT = Format(
     split_needle=SPLIT_NEEDLE,
     help=HELP,
     interchange=("opencode", "opencode"),
+    extra_figures={"steps": "the model calls of the run (its step_finish events)"},
     order=50,
 )
