@@ -16,6 +16,7 @@ import stat
 
 import orjson
 
+from ndagent.decoder import decode_line
 from ndagent.formats import Detector, OtherAgents, get
 from ndagent.sources import DOCUMENT_BYTES, STREAM_SUFFIXES, Part, compression
 
@@ -327,7 +328,8 @@ def detect_head(name, detector):
         try:
             data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
         except orjson.JSONDecodeError:
-            data = None
+            # As the decoder reads it: a lone surrogate, a number orjson cannot hold.
+            data = decode_line(line)
         if data.__class__ is not dict:
             detector.other_line(line, number)
             continue

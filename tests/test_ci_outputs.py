@@ -459,8 +459,10 @@ HOSTILE = pieces(["\n", "\r", "::", "%", "|", "`", "<", ">", "&", '"', "'", "]]>
 
 
 def hostile_stream(text, failed):
+    # A Claude stream by its init (a tools list), so that every field below is read as
+    # Claude's, its call included.
     lines = [{"type": "system", "subtype": "init", "session_id": text, "model": text,
-              "cwd": text},
+              "cwd": text, "tools": [text], "claude_code_version": text},
              {"type": "assistant", "session_id": text, "message": {"id": text, "model": text,
               "content": [{"type": "text", "text": text},
                           {"type": "tool_use", "id": text, "name": text,
@@ -469,7 +471,8 @@ def hostile_stream(text, failed):
                  {"type": "tool_result", "tool_use_id": text, "content": text,
                   "is_error": True}]}},
              {"type": "result", "subtype": text if failed else "success", "is_error": failed,
-              "result": text, "session_id": text, "duration_ms": 12}]
+              "result": text, "session_id": text, "duration_ms": 12, "num_turns": 1,
+              "total_cost_usd": 0.01, "modelUsage": {text: {"inputTokens": 1}}}]
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndagent import engine, inputs
+from ndagent.formats import Detector
 from ndagent.output import Progress
 
 TESTS = Path(__file__).resolve().parent
@@ -126,3 +127,13 @@ def test_a_progress_line_is_erased(capfd):
     hidden.add(1, 10)
     hidden.clear()
     assert capfd.readouterr().err == ""
+
+
+def test_a_file_s_head_is_read_as_the_decoder_reads_it(tmp_path):
+    """A line orjson refuses but the decoder reads (a lone surrogate escape, a number
+    beyond 64 bits) tells the agent from a file's head as it does from a pipe's."""
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(b'{"type":"system","subtype":"init","session_id":"\\ud800","tools":[],'
+                     b'"n":1e400}\n')
+    found, _, _ = inputs.detect_head(str(path), Detector())
+    assert found is not None and found.name == "claude"
