@@ -426,7 +426,7 @@ class _Watching:
         needs = super().needs_of(module)
         if self.budget.counts_calls and needs is not None:
             needs = needs | _CALLS
-        if self.budget.counts_messages and needs is not None:
+        if self.budget.counts_messages and module.reports_messages and needs is not None:
             needs = needs | _MESSAGES
         return needs
 

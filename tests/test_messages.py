@@ -169,3 +169,41 @@ def test_every_message_s_input_is_counted_once_however_many_lines_carry_it(shape
     found = of(read(stream(*lines)), Message)
     assert [each.key for each in found] == [f"msg_{number}" for number in range(len(shape))]
     assert sum(each.usage["input"] for each in found) == sum(tokens for _, tokens in shape)
+
+
+def spans_of(*paths):
+    from conftest import run
+
+    done = run("otel", "--time-origin", "2026-06-01T10:00:00Z", *paths)
+    return [span for line in done.stdout.splitlines()
+            for span in orjson.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+
+
+def attribute(span, key):
+    for each in span["attributes"]:
+        if each["key"] == key:
+            return next(iter(each["value"].values()), None)
+    return None
+
+
+def test_otel_a_chat_span_per_message_the_tools_under_the_one_that_called_them(tmp_path):
+    """One chat span per main-thread message (CLIENT, its usage once); each main-thread
+    call under the chat span of its message, a subagent's under its Task call."""
+    path = tmp_path / "stream.ndjson"
+    path.write_bytes(stream(
+        init(), assistant("msg_1", text("Looking.")), assistant("msg_1", tool_use("t1")),
+        assistant("msg_9", tool_use("t9"), parent="t1"), tool_result("t9"),
+        tool_result("t1"), assistant("msg_2", tool_use("t2"), figures=usage(5, 10, 5200)),
+        tool_result("t2"), assistant("msg_3", text("Done.")), result()))
+    spans = spans_of(path)
+    chats = {attribute(span, "gen_ai.response.id"): span for span in spans
+             if span["name"].startswith("chat")}
+    assert list(chats) == ["msg_1", "msg_2", "msg_3"]
+    assert {span["kind"] for span in chats.values()} == {3}
+    assert attribute(chats["msg_1"], "gen_ai.usage.input_tokens") == str(3 + 200 + 5000)
+    assert attribute(chats["msg_1"], "gen_ai.usage.output_tokens") is None
+    tools = {attribute(span, "gen_ai.tool.call.id"): span for span in spans
+             if span["name"].startswith("execute_tool")}
+    assert tools["t1"]["parentSpanId"] == chats["msg_1"]["spanId"]
+    assert tools["t2"]["parentSpanId"] == chats["msg_2"]["spanId"]
+    assert tools["t9"]["parentSpanId"] == tools["t1"]["spanId"]

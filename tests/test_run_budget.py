@@ -116,6 +116,18 @@ def test_a_budget_the_stream_cannot_tell_is_a_warning(tmp_path, options, warning
     assert done.stderr.count(warning) == 1
 
 
+@pytest.mark.parametrize("agent", ["cursor", "copilot", "opencode", "codex", "gemini"])
+def test_prices_ask_nothing_of_a_stream_that_gives_no_message_s_tokens(tmp_path, agent):
+    """--prices needs the Message events only of the formats that make them: the others
+    read their streams as without it."""
+    stream = sorted((GOLDEN / agent).glob("*/input.ndjson"))[0]
+    table = TESTS / "fixtures" / "prices" / "litellm-sample.json"
+    done, saved, _, _ = budget_run(tmp_path, ["--max-cost", "1000", "--prices", table],
+                                   stream)
+    assert b"Traceback" not in done.stderr and saved == stream.read_bytes()
+    assert done.returncode in (0, 1)
+
+
 def test_under_a_budget_the_status_is_the_run_s(tmp_path):
     done, _, _, _ = budget_run(tmp_path, ["--max-cost", "1", "--max-tool-calls", "3",
                                           "--max-turns", "3", "--stop-on", "rm -rf"], CLAUDE)
