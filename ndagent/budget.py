@@ -8,7 +8,10 @@ The figures are the whole ``run`` command's, all its runs together.  A tool call
 at its start, where the stream shows it, else at its end; a turn is a model response
 that calls tools, as the calls' ``model_call_id`` tells them apart (a stream whose calls
 carry none shows no turns); the cost is that of the runs ended, each run's own
-(ndagent.totals made running totals the run's own before ``run_ended`` sees them)."""
+(ndagent.totals made running totals the run's own before ``run_ended`` sees them), and
+with a price table (--prices) the estimate of the messages of the run in progress, each
+message's usage priced as it arrives: the cost its run reports at its end replaces
+them."""
 
 from collections import OrderedDict
 
@@ -27,16 +30,27 @@ class Budget:
     """The budgets given (None: no such budget; ``stop_on``: a compiled pattern, whose
     text is ``stop_on.pattern``), and what was counted against them."""
 
-    def __init__(self, max_cost=None, max_tool_calls=None, max_turns=None, stop_on=None):
+    def __init__(self, max_cost=None, max_tool_calls=None, max_turns=None, stop_on=None,
+                 prices=None):
         self.max_cost, self.max_tool_calls = max_cost, max_tool_calls
         self.max_turns, self.stop_on = max_turns, stop_on
+        self.prices = prices  # a price table (ndagent.prices), or None
         self.cost = 0.0  # of the runs ended
+        self.estimate = 0.0  # of the messages of the run in progress, priced
+        self.priced = False  # whether a message of the run in progress was priced
+        self.cost_estimated = False  # whether ``cost`` holds the estimate of a run
+        self.unpriced = None  # the model of the last message the table had no price for
         self.calls = 0
         self.turns = 0
         self.open = CallPairer()  # the calls started and not ended, by call_id
         self.starts_seen = False  # whether the stream shows calls' starts at all
         self.responses = OrderedDict()  # the model responses seen, the latest last
         self.unnamed_responses = False  # a call of no model response was counted
+
+    @property
+    def counts_messages(self):
+        """Whether the cost budget prices the messages as they arrive."""
+        return self.max_cost is not None and self.prices is not None
 
     @property
     def counts_calls(self):
@@ -91,17 +105,41 @@ class Budget:
             return TURNS, f"{self.turns} turns passed --max-turns {self.max_turns}"
         return None
 
+    def message(self, message):
+        """A Message: its usage priced into the estimate; the budget it passes, or None.
+        A message whose model the table has no price for is not counted (``unpriced``
+        names its model, for a warning)."""
+        self.unpriced = None
+        cost = self.prices.cost(message.model, message.usage)
+        if cost is None:
+            if message.usage is not None:
+                self.unpriced = message.model or "(unnamed)"
+            return None
+        self.estimate += cost
+        self.priced = True
+        return self._passed_cost()
+
     def run_ended(self, end):
-        """A RunEnd, its figures the run's own: the budget it passes, or None."""
+        """A RunEnd, its figures the run's own: the budget it passes, or None.  The cost
+        a run reports replaces the estimate of its messages; a run that reports none
+        keeps it."""
         if end.cost_usd.__class__ in (int, float):
             self.cost += end.cost_usd
-        # Where a run's cost is known only at its end, what its messages used so far,
-        # priced, would be added here as they arrive: the stream's per-message usage
-        # is not in the model yet, nor a price table.
-        if self.max_cost is not None and self.cost > self.max_cost:
-            return COST, (f"cost ${_dollars(self.cost, self.max_cost)} passed --max-cost "
-                          f"{_dollars(self.max_cost)}")
-        return None
+        else:
+            self.cost += self.estimate
+            self.cost_estimated = self.cost_estimated or self.priced
+        self.estimate, self.priced = 0.0, False
+        return self._passed_cost()
+
+    def _passed_cost(self):
+        total = self.cost + self.estimate
+        if self.max_cost is None or total <= self.max_cost:
+            return None
+        estimated = self.priced or self.cost_estimated
+        said = "estimated cost" if estimated else "cost"
+        where = " (--prices)" if estimated else ""
+        return COST, (f"{said} ${_dollars(total, self.max_cost)}{where} passed --max-cost "
+                      f"{_dollars(self.max_cost)}")
 
 
 def _dollars(amount, above=None):

@@ -22,17 +22,20 @@ holding the run's trace, by the OpenTelemetry GenAI semantic conventions of vers
 {otlp.SCHEMA_URL.rsplit('/', 1)[1]} (its schemaUrl): an 'invoke_agent' span for the run
 (agent, version, session as gen_ai.conversation.id, model, the run's own tokens with
 the cached ones in the input, error.type for a failed run, and ndagent.outcome,
-ndagent.cost_usd, ndagent.duration_ms, ndagent.source, ndagent.line), and an
-'execute_tool' span for each tool call under it (a subagent's calls under their Task
-call's span): the agent's tool name, its call id, error.type for an outcome other than
-success (pending: a call with no end). A failed run's span has status ERROR with its
-failure text; a cut-off run's, error.type 'cutoff'. Spans for the model's own calls
-('chat') are not written yet.
+ndagent.cost_usd, ndagent.duration_ms, ndagent.source, ndagent.line); a 'chat' span
+under it for each model call of an agent whose stream gives each message's tokens
+(the model, the message id as gen_ai.response.id, its tokens, the output only where
+the stream gives its final count); and an
+'execute_tool' span for each tool call, under the chat span of the message that made
+it, or its Task call's span for a subagent's call, else the run's: the agent's tool
+name, its call id, error.type for an outcome other than success (pending: a call with
+no end). A failed run's span has status ERROR with its failure text; a cut-off run's,
+error.type 'cutoff'.
 
 Ids are made from the stream: the trace id from the agent, the session id and the
 run's rank among that session's runs in its FILE (from the FILE and the run's line
-when there is no session), each span id from the trace id and the call id, so that the
-same stream always gives the same ids.
+when there is no session), each span id from the trace id and the call (or message)
+id, so that the same stream always gives the same ids.
 
 Times: a span's ends are the stream times of its lines where the stream has them
 (ndagent.timing 'stream'), else the nearest timed line's ('derived'); a run with no
@@ -83,6 +86,7 @@ class OtelCommand(RunRecorder):
     EXIT_STATUSES = EXIT_STATUSES
     FILES_HELP = ("input streams, each read as a stream of its own; '-' or none: standard "
                   "input")
+    keeps_messages = True  # a chat span for each model call that reports its own usage
 
     @classmethod
     def add_options(cls, parser):

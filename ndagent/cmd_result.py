@@ -83,7 +83,7 @@ class ResultCommand(Command):
         super().__init__(args, prog, out)
         self.for_terminal = os.isatty(out.fd)
         self.answer = Answer()
-        self.message = None  # the key of the message whose text was printed last
+        self.shown_message = None  # the key of the message whose text was printed last
         self.streaming = False
         self.last = None  # --last: the answer of the last run read so far
         if args.last:  # the last run is known only once every input is read, here
@@ -91,7 +91,7 @@ class ResultCommand(Command):
 
     def begin_run(self, start):
         self.answer = Answer()
-        self.message = None
+        self.shown_message = None
         self.streaming = self.streams(self.format)
 
     def streams(self, module):
@@ -108,9 +108,9 @@ class ResultCommand(Command):
     def text(self, piece):
         if self.streaming:
             text = piece.text
-            if piece.message != self.message and self.answer.length:
+            if piece.message != self.shown_message and self.answer.length:
                 text = self.format.separator + text
-            self.message = piece.message
+            self.shown_message = piece.message
             self.answer.add(text)
             self.print(text)
 

@@ -14,8 +14,9 @@ from ndagent.budget import Budget
 from ndagent.feed import is_output, output_file, read_here
 from ndagent.frame import REGISTRY, Command
 from ndagent.output import Output, write_all
+from ndagent.prices import Prices, PricesError
 from ndagent.supervise import UNITS, Agent, Interrupted
-from ndagent.terminal import escape_controls
+from ndagent.terminal import escape_controls, quote
 
 SUMMARY = "run an agent, show its stream, end it when its run is over or stalls"
 
@@ -42,7 +43,8 @@ stopped counts for no limit (--idle, --timeout, --grace). An agent that makes se
 runs in one process must begin the next within --grace.
 
 Budgets end the agent in the same way, each with a status of its own (120 to 123) and
-a message that names it and the figure: --max-cost (the cost its stream reports),
+a message that names it and the figure: --max-cost (the cost its stream reports; with
+--prices FILE, also an estimate of what its messages cost as they arrive),
 --max-tool-calls, --max-turns, and --stop-on PATTERN (a tool call whose target PATTERN
 matches, ended as the call starts, before it is done where the stream shows its start).
 They count from what the stream says as it arrives, all the agent's runs together.
@@ -156,12 +158,22 @@ def _cost_said():
     titles = [each.title for each in formats.all_formats() if each.reports_cost]
     if not titles:
         return "no agent's stream reports its cost"
-    listed = ", ".join(titles[:-1]) + (" and " if len(titles) > 1 else "") + titles[-1]
-    return (f"of the agents, {listed} report a run's cost, and only at its end (what "
-            "the run's messages used as they come is not priced): the agent is ended "
-            "once the run that passed USD is over, if it does not exit within --grace, "
-            "and at once if it begins another; the others report none, which a warning "
-            "says")
+    listed = _listed(titles)
+    return (f"of the agents, {listed} report a run's cost, and only at its end: the agent "
+            "is ended once the run that passed USD is over, if it does not exit within "
+            "--grace, and at once if it begins another; the others report none, which a "
+            "warning says (--prices adds an estimate as the run goes)")
+
+
+def _prices_said():
+    """What --prices's help says of the agents whose messages it can price."""
+    priced = [each.title for each in formats.all_formats() if each.reports_messages]
+    return (f"the tokens of each message of {_listed(priced)} (whose streams give them)"
+            if priced else "no agent's messages")
+
+
+def _listed(titles):
+    return ", ".join(titles[:-1]) + (" and " if len(titles) > 1 else "") + titles[-1]
 
 
 def add_budget_options(parser):
@@ -191,6 +203,16 @@ def add_budget_options(parser):
              "(Python's regular expression, anywhere in it) starts; where the stream "
              f"shows only calls' ends, as it ends (status {budget.STOP_ON})",
     ).brief = f"end the agent as a call matching it starts (status {budget.STOP_ON})"
+    prices = parser.add_argument(
+        "--prices", metavar="FILE",
+        help="token prices, in LiteLLM's model_prices_and_context_window.json format, read "
+             "from FILE (never fetched): --max-cost then also counts an estimate as the run "
+             f"goes, {_prices_said()} priced by the message's model as it arrives, and "
+             "ends the agent at once when it passes USD ('estimated cost ... (--prices)'); "
+             "the cost a run reports at its end replaces its estimate; a model the table "
+             "has no price for is said once, in a warning, and not counted")
+    prices.complete = options.COMPLETE_FILES
+    prices.brief = "with --max-cost, an estimate from FILE's token prices"
 
 
 def add_process_options(parser):
@@ -294,6 +316,13 @@ class RunCommand(Command):
 
     def execute(self):
         args = self.args
+        self.prices = None
+        if args.prices is not None:
+            try:
+                self.prices = Prices.read(args.prices)
+            except PricesError as error:
+                self.say(f"error: --prices: {error}")
+                return options.EXIT_USAGE
         save = self.open_file(args.save, "--save")
         events = self.open_file(args.events, "--events") if save is not False else False
         if events is False:
@@ -353,7 +382,7 @@ class RunCommand(Command):
         if show == "raw":
             out = agent.show = RawOutput(agent)
         limits = Budget(self.args.max_cost, self.args.max_tool_calls, self.args.max_turns,
-                        self.args.stop_on)
+                        self.args.stop_on, self.prices)
         shown_class = type(verb_class.__name__, (_Watching, verb_class),
                            {"agent": agent, "budget": limits})
         return shown_class(self.args.shown, self.prog, out)
@@ -379,6 +408,8 @@ class RunCommand(Command):
 
 # What the budgets of tool calls need of the model, beside what the shown verb needs.
 _CALLS = frozenset({"tools"})
+# What the estimate of --prices needs: the messages' usage.
+_MESSAGES = frozenset({"messages"})
 
 
 class _Watching:
@@ -395,11 +426,14 @@ class _Watching:
         needs = super().needs_of(module)
         if self.budget.counts_calls and needs is not None:
             needs = needs | _CALLS
+        if self.budget.counts_messages and module.reports_messages and needs is not None:
+            needs = needs | _MESSAGES
         return needs
 
     def begin_run(self, start):
         super().begin_run(start)
-        if self.budget.max_cost is not None and not self.format.reports_cost:
+        if (self.budget.max_cost is not None and not self.format.reports_cost
+                and not (self.budget.counts_messages and self.format.reports_messages)):
             self.agent_warning(f"{self.format.title}'s stream reports no cost: --max-cost "
                                "cannot end it")
         if start.announced:
@@ -413,6 +447,17 @@ class _Watching:
             self.agent_warning("its stream names no model response of some tool calls: "
                                "--max-turns counts no turn of theirs")
         return super().wants_call(call)
+
+    def message(self, message):
+        super().message(message)
+        if not self.budget.counts_messages:
+            return
+        passed = self.budget.message(message)
+        if self.budget.unpriced is not None:
+            self.agent_warning(f'--prices has no price for model "{quote(self.budget.unpriced)}"'
+                               ": its messages are not counted")
+        if passed is not None:
+            self.agent.passed(passed[1], passed[0])
 
     def end_run(self, end, pending):
         super().end_run(end, pending)

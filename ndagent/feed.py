@@ -104,7 +104,7 @@ def _dispatch(command, pairer, events, where):
     return began
 
 
-# The events made only for the need "transcript", and the Command hook of each.
+# The events made only for the needs "transcript" and "messages", and the hook of each.
 _TRANSCRIPT_HOOKS = {
     Prompt: lambda command, prompt: command.prompt(prompt),
     Thinking: lambda command, thinking: command.thinking(thinking),

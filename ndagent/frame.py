@@ -40,7 +40,8 @@ class Command:
 
     A verb is one subclass: it declares ``VERB``, ``SUMMARY``, ``DESCRIPTION``,
     ``EXAMPLES``, its options (``add_options``) and what it ``needs`` ("text", "tools",
-    "tool_ends", "ends", "transcript": which model events; None: every line decoded, for validate;
+    "tool_ends", "ends", "transcript", "messages": which model events; None: every line
+    decoded, for validate;
     ``needs_of`` where they depend on the input's format), from which each input's
     format gives the prefilter.  The frame calls ``begin_run``, ``text``, ``note``,
     ``prompt``, ``thinking``, ``message``, the
@@ -178,7 +179,7 @@ class Command:
     def text(self, piece):
         pass
 
-    # The events made only for the need "transcript" (ndagent.model).
+    # The events made only for the needs "transcript" and "messages" (ndagent.model).
 
     def prompt(self, prompt):
         pass

@@ -6,9 +6,10 @@ raw events and hands on, in stream order:
 - ``RunStart``: a run begins;
 - ``Text``: a piece of the assistant's main-thread text as it arrives, each piece once
   (what ``result --live`` prints), with the key of the message it belongs to;
-- ``Prompt``, ``Thinking`` and (Claude) ``Message``: the user's prompt, the model's
-  reasoning, and each assistant message's own figures, made only for a command that
-  needs ``"transcript"`` (the transcripts, and outputs of the same detail);
+- ``Prompt``, ``Thinking`` and (Claude's envelope) ``Message``: the user's prompt, the
+  model's reasoning, made only for a command that needs ``"transcript"`` (the
+  transcripts, and outputs of the same detail), and each assistant message's own
+  figures, made only for a command that needs ``"messages"``;
 - ``ToolStart`` and ``ToolEnd``: a tool call begins and ends, in the common vocabulary
   of kinds and outcomes below;
 - ``Note``: something ``validate`` reports (a check, its severity, a message);
@@ -162,12 +163,13 @@ class Thinking(_Event):
 
 class Message(_Event):
     """One main-thread assistant message of an agent that reports figures per message
-    (Claude), handed on once it is complete (the next message began, or the run ends):
+    (Claude's envelope), handed on once per key, when docs/model.md#messages says:
     ``key`` (the message id), ``model``, ``first_line`` and ``last_line`` (its first
-    and last lines), ``first_ms`` and ``last_ms`` (their stream times, or None),
-    ``usage`` ({input, cacheRead, cacheWrite, output} as the message reports them;
-    ``output`` only from a ``message_delta``, the final count, else None).  ``source``
-    and ``line``: where it was handed on.  Made only for the need ``"transcript"``."""
+    line, and its last read when it was handed on), ``first_ms`` and ``last_ms``
+    (their stream times, or None), ``usage`` ({input, cacheRead, cacheWrite, output}
+    as the message reports them, or None; ``output`` only from a ``message_delta``, the
+    final count, else None).  ``source`` and ``line``: where it was handed on.  Made
+    only for the need ``"messages"``."""
 
     __slots__ = ("key", "model", "first_line", "last_line", "first_ms", "last_ms", "usage",
                  "source", "line")

@@ -1,8 +1,10 @@
 """A run as OpenTelemetry trace data, in the OTLP/JSON encoding (one
 ``ExportTraceServiceRequest`` a run), by the GenAI semantic conventions of version
-1.41.0 (pinned in ``schemaUrl``): an ``invoke_agent`` span for the run, an
-``execute_tool`` span for each tool call under it (under its Task call's span for a
-subagent's call).  Ids come from the stream alone (``trace_id``, ``span_id``), so that
+1.41.0 (pinned in ``schemaUrl``): an ``invoke_agent`` span for the run, a ``chat`` span
+under it for each main-thread model call where the stream reports its own usage
+(``Message`` events), an ``execute_tool`` span for each tool call, under its Task call's
+span for a subagent's call, else under the chat span of its ``model_call_id``, else under
+the run's.  Ids come from the stream alone (``trace_id``, ``span_id``), so that
 the same stream gives the same ids; times from the run's timeline
 (``ndagent.timeline``), each span marked with how its times were found.  Pure data:
 the verb (ndagent.cmd_otel) reads the stream and writes the lines."""
@@ -18,6 +20,7 @@ from ndagent.timeline import LATEST_MS, STREAM, stream_time, worst
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
 ID_VERSION = "ndagent-otel-1"
 KIND_INTERNAL = 1
+KIND_CLIENT = 3
 STATUS_ERROR = 2
 # error.type when the run failed and nothing tells a class of failure: the registry's
 # fallback.
@@ -130,8 +133,11 @@ def run_request(run, end, ordinal, origin, content=None):
         ended, ended_timing = timeline.at(timeline.last)
     spans = [None]  # the root, made last: it ends where its calls may
     ids = {}  # call_id -> the span of its latest call, for its subagent's calls
+    chats = {}  # message key -> its chat span's id, for the calls it made
+    for message in run.messages:
+        spans.append(_chat_span(message, run, trace, root, chats, timeline))
     for call in run.calls:
-        spans.append(_tool_span(call, trace, root, ids, timeline, ended, content))
+        spans.append(_tool_span(call, trace, root, ids, chats, timeline, ended, content))
     model = end.model if end.model is not None else start.model
     failure = None if end.ok or end.cutoff or end.failure is None else str(end.failure)
     status, error_type = {}, None
@@ -186,7 +192,43 @@ def _field(text):
     return None if text is None else json_field(str(text))
 
 
-def _tool_span(call, trace, root, ids, timeline, run_end, content):
+def _chat_span(message, run, trace, root, chats, timeline):
+    """The chat span of a Message: from its first line to the last line known of it
+    (its own last line, or a later line that started one of its calls: a message
+    handed on at its first line, partial messages off, has more lines)."""
+    key = str(message.key)
+    rank = chats.get(("count", key), 0)
+    chats[("count", key)] = rank + 1
+    span = span_id(trace, "chat", key, str(rank))
+    chats[message.key] = span
+    last = max([message.last_line or message.first_line,
+                *(call.start_line for call in run.calls
+                  if call.model_call_id == message.key and call.parent is None
+                  and call.start_line is not None)])
+    begun, begun_timing = timeline.at(message.first_line)
+    ended, ended_timing = timeline.at(last)
+    model = _field(message.model)
+    tokens, output, cache_read, cache_write = _usage(message.usage)
+    attributes = [
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", get(run.start.agent).interchange[1]),
+        ("gen_ai.request.model", model),
+        ("gen_ai.response.model", model),
+        # A key that is no id (Amp's: the line number) is no response id.
+        ("gen_ai.response.id", _field(message.key) if message.key.__class__ is str else None),
+        ("gen_ai.conversation.id", _field(run.start.session_id)),
+        ("gen_ai.usage.input_tokens", tokens),
+        ("gen_ai.usage.output_tokens", output),
+        ("gen_ai.usage.cache_read.input_tokens", cache_read),
+        ("gen_ai.usage.cache_creation.input_tokens", cache_write),
+        ("ndagent.line", message.first_line),
+        ("ndagent.timing", worst(begun_timing, ended_timing)),
+    ]
+    name = "chat" if model is None else f"chat {model}"
+    return _span(trace, span, root, name, KIND_CLIENT, begun, ended, attributes, {})
+
+
+def _tool_span(call, trace, root, ids, chats, timeline, run_end, content):
     """The execute_tool span of a call (recorder.Call)."""
     first = call.start_line if call.start_line is not None else call.end_line
     call_key = call.call_id if call.call_id is not None else f"line:{first}"
@@ -195,7 +237,10 @@ def _tool_span(call, trace, root, ids, timeline, run_end, content):
     span = span_id(trace, "execute_tool", call_key, str(rank))
     if call.call_id is not None:
         ids[call.call_id] = span
-    parent = ids.get(call.parent, root) if call.parent is not None else root
+    if call.parent is not None:
+        parent = ids.get(call.parent, root)
+    else:
+        parent = chats.get(call.model_call_id, root)
     begun, begun_timing = timeline.at(first)
     if call.end_line is None:
         ended, ended_timing = max(begun, run_end), begun_timing

@@ -1,6 +1,7 @@
 """What the verbs that write a whole run at its end (otel, atif) keep of it until then:
 its tool calls in start order, with where and when each began and ended and how; its
-prompts, main-thread text and thinking by message; the lines that carry a stream time.
+prompts, main-thread text and thinking by message; its messages' own figures, where
+its agent reports them; the lines that carry a stream time.
 In bounded memory: at most MAX_CALLS calls a run, and their arguments, results (as
 their agent's format shows them: ``Format.result_text``, each cut to the verb's
 --max-chars first), prompts and texts up to MAX_CONTENT characters in all."""
@@ -34,7 +35,7 @@ class Call:
 
 class Run:
     """A run being read: its start, calls, prompts ((text, line)), text pieces and
-    thinking ((message key, text, line)) and timeline."""
+    thinking ((message key, text, line)), messages (model.Message) and timeline."""
 
     def __init__(self, start):
         self.start = start
@@ -42,6 +43,7 @@ class Run:
         self.prompts = []
         self.texts = []
         self.thinking = []
+        self.messages = []
         self.timeline = Timeline(start.line or 1)
         self.timeline.add(start.line, stream_time(start))
         self.content = 0  # the characters of content kept
@@ -61,6 +63,8 @@ class RunRecorder(Command):
     # and results and the runs' prompts; the runs' text and thinking.
     keeps_content = False
     keeps_text = False
+    # Whether it keeps the messages' own figures (Message events, need "messages").
+    keeps_messages = False
 
     def __init__(self, args, prog, out):
         super().__init__(args, prog, out)
@@ -68,7 +72,9 @@ class RunRecorder(Command):
         self.max_chars = getattr(args, "max_chars", None)
 
     def needs_of(self, module):
-        return self.needs | {"text"} if self.keeps_text else self.needs
+        needs = self.needs | {"text"} if self.keeps_text else self.needs
+        # Only a format whose Reader makes Message events knows the need.
+        return needs | {"messages"} if self.keeps_messages and module.reports_messages else needs
 
     def begin_run(self, start):
         self.run = Run(start)
@@ -93,6 +99,16 @@ class RunRecorder(Command):
         run = self.run
         if self.keeps_text and run is not None and self._fits(run, thinking.text):
             run.thinking.append((thinking.message, thinking.text, thinking.line))
+
+    def message(self, message):
+        """A Message, kept with the times of its first and last lines (at most
+        MAX_CALLS a run: each is much smaller than a call)."""
+        run = self.run
+        if not self.keeps_messages or run is None or len(run.messages) >= MAX_CALLS:
+            return
+        run.messages.append(message)
+        run.timeline.add(message.first_line, message.first_ms)
+        run.timeline.add(message.last_line, message.last_ms)
 
     def _fits(self, run, text):
         """Whether ``text`` may still be kept (MAX_CONTENT); said once when not."""

@@ -271,7 +271,9 @@ def proto_requests(data):
             assert span.start_time_unix_nano <= span.end_time_unix_nano
             names = {attribute.key for attribute in span.attributes}
             assert "gen_ai.operation.name" in names
-            assert span.name.startswith(("invoke_agent ", "execute_tool "))
+            # A chat span with no model is named by its operation alone (Amp's).
+            assert span.name.startswith(("invoke_agent ", "execute_tool ", "chat ")) or (
+                span.name == "chat")
             if span.status.code == 2:
                 assert "error.type" in names
             assert not names & {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",

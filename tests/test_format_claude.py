@@ -866,6 +866,7 @@ def test_importing_the_module_loads_little():
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
                             "ndagent.formats._claude_calls", "ndagent.formats._claude_help",
+                            "ndagent.formats._claude_messages",
                             "ndagent.formats._claude_stream",
                             "ndagent.formats._claude_usage", "ndagent.formats.base",
                             "ndagent.formats.claude", "ndagent.jsonvalues", "ndagent.model",

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from test_run import alive, fake_agent
 
 from ndagent import budget, cmd_run, formats
-from ndagent.model import RunEnd, ToolEnd, ToolStart
+from ndagent.model import Message, RunEnd, ToolEnd, ToolStart
+from ndagent.prices import Prices
 
 TESTS = Path(__file__).parent
 GOLDEN = TESTS / "golden"
@@ -115,6 +116,18 @@ def test_a_budget_the_stream_cannot_tell_is_a_warning(tmp_path, options, warning
     assert done.stderr.count(warning) == 1
 
 
+@pytest.mark.parametrize("agent", ["cursor", "copilot", "opencode", "codex", "gemini"])
+def test_prices_ask_nothing_of_a_stream_that_gives_no_message_s_tokens(tmp_path, agent):
+    """--prices needs the Message events only of the formats that make them: the others
+    read their streams as without it."""
+    stream = sorted((GOLDEN / agent).glob("*/input.ndjson"))[0]
+    table = TESTS / "fixtures" / "prices" / "litellm-sample.json"
+    done, saved, _, _ = budget_run(tmp_path, ["--max-cost", "1000", "--prices", table],
+                                   stream)
+    assert b"Traceback" not in done.stderr and saved == stream.read_bytes()
+    assert done.returncode in (0, 1)
+
+
 def test_under_a_budget_the_status_is_the_run_s(tmp_path):
     done, _, _, _ = budget_run(tmp_path, ["--max-cost", "1", "--max-tool-calls", "3",
                                           "--max-turns", "3", "--stop-on", "rm -rf"], CLAUDE)
@@ -174,6 +187,63 @@ def test_the_cost_is_the_runs_own_added_up(costs, limit, said):
     found = [limits.run_ended(RunEnd(cost_usd=cost)) for cost in costs]
     assert found[:-1] == [None] * (len(costs) - 1) and found[-1] == (120, said)
     assert limits.run_ended(RunEnd(cost_usd=None)) == (120, said)
+
+
+# Sonnet 4.5's prices, under the name the golden streams give the model.
+SONNET = "claude-sonnet-4-5-20250929"
+PRICES = {SONNET: {"input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05,
+                   "cache_creation_input_token_cost": 3.75e-06,
+                   "cache_read_input_token_cost": 3e-07}}
+SAMPLE_PRICES = TESTS / "fixtures" / "prices" / "litellm-sample.json"
+
+
+def test_an_estimate_passed_mid_run_ends_the_agent_at_the_message_that_passed_it(tmp_path):
+    """With --prices, each message is priced as it arrives: the second message of the
+    run (line 5; $0.0132 then $0.0062) passes $0.015, and the agent, which ignores
+    SIGTERM, is killed --grace after that line, long before the result's cost."""
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps(PRICES))
+    done, saved, written, ended = budget_run(
+        tmp_path, ["--max-cost", "0.015", "--prices", table, "--grace", "0.5"], CLAUDE,
+        "--then", "hang", "--ignore-term")
+    assert done.returncode == budget.COST
+    assert (f"ndagent-run: {sys.executable}: error: estimated cost $0.019 (--prices) passed "
+            "--max-cost 0.015: ending it\n").encode() in done.stderr
+    assert saved == written and CLAUDE.read_bytes().startswith(saved)
+    passed_at = arrival(tmp_path, line_of(CLAUDE, b"msg_014ngiVf5yi66EwALraonEbw"))
+    assert 0.5 <= ended - passed_at < 0.5 + 2.5
+    assert b'"type":"result"' not in saved
+
+
+def test_a_model_the_table_does_not_price_is_said_once_and_the_reported_cost_counts(
+        tmp_path):
+    done, saved, _, _ = budget_run(tmp_path, ["--max-cost", ".01", "--prices",
+                                              SAMPLE_PRICES], CLAUDE)
+    warning = (f'warning: --prices has no price for model "{SONNET}": its messages are not '
+               "counted").encode()
+    assert done.stderr.count(warning) == 1
+    assert done.returncode == 120 and saved == CLAUDE.read_bytes()
+    assert b"error: cost $0.03 passed --max-cost 0.01, at the end" in done.stderr
+
+
+def test_a_run_s_reported_cost_replaces_the_estimate_of_its_messages():
+    limits = budget.Budget(max_cost=1, prices=Prices(PRICES))
+    usage = {"input": 0, "cacheRead": 0, "cacheWrite": 0, "output": 40000}  # $0.60
+    assert limits.message(Message(model=SONNET, usage=usage)) is None
+    assert limits.run_ended(RunEnd(cost_usd=0.25)) is None  # $0.25, not $0.85
+    assert limits.message(Message(model=SONNET, usage=usage)) is None
+    assert limits.message(Message(model="gpt-0", usage=usage)) is None  # not counted
+    assert limits.unpriced == "gpt-0"
+    assert limits.run_ended(RunEnd(cost_usd=None)) is None  # $0.85: its estimate stays
+    assert limits.message(Message(model=SONNET, usage=usage)) == (
+        120, "estimated cost $1.45 (--prices) passed --max-cost 1.00")
+
+
+def test_the_price_table_must_be_readable(tmp_path):
+    table = tmp_path / "prices.json"
+    table.write_text("[1]")
+    done = run("run", "--max-cost", "1", "--prices", table, "--", "true")
+    assert done.returncode == 2 and b"--prices" in done.stderr and b"not a table" in done.stderr
 
 
 def test_help_says_which_agents_report_their_cost_from_their_formats():

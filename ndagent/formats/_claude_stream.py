@@ -165,11 +165,11 @@ def markers(needs):
     ``result`` (runs end), ``rate_limit_event`` (begins no run, so it must be seen) and
     ``assistant`` (tool calls, text, usage, a failed local command, the answer of a run
     cut off).  ``user`` lines end tool calls; ``stream_event`` lines carry text deltas,
-    for the text and for the answer of a run cut off in the middle of a message (not
-    ``native``: the native object is the result event's)."""
+    for the text and for the answer of a run cut off in the middle of a message, and
+    messages' figures (not ``native``: the native object is the result event's)."""
     found = [(("type", "system"),), (("type", "result"),), (("type", "rate_limit_event"),),
              (("type", "assistant"),)]
-    if "text" in needs or "ends" in needs:
+    if "text" in needs or "ends" in needs or "messages" in needs:
         found.append((("type", "stream_event"),))
     if "tools" in needs or "tool_ends" in needs or "transcript" in needs:
         found.append((("type", "user"),))
@@ -204,7 +204,7 @@ def result_text(end):
 
 ENVELOPE = {"markers": markers, "run_starts": RUN_STARTS, "run_end": "a result event",
             "noise_lines": NODE_WARNINGS, "split_needle": SPLIT_NEEDLE,
-            "result_text": result_text}
+            "result_text": result_text, "reports_messages": True}
 
 
 def result_then_init(before, after):
@@ -324,6 +324,10 @@ class Reader:
     FOLLOWS_INDEX = False
     # The key of system/init that holds the CLI's version, or None.
     VERSION_KEY = None
+    # What makes the Message events for the need "messages": the class of
+    # ``_claude_messages.Messages``, which each agent's Reader sets (a part of the
+    # envelope this module, a part too, cannot import).
+    MESSAGES = None
 
     def __init__(self, source, checks=False, needs=None):
         # ``source``: the input's name, which every item carries too.
@@ -332,6 +336,9 @@ class Reader:
         self.texts = needs is None or "text" in needs
         # Whether to make the prompt, the thinking and the stream times (a transcript's).
         self.transcript = needs is not None and "transcript" in needs
+        # The Message events' tracker, when they are needed.
+        self.messages = (self.MESSAGES() if needs is not None and "messages" in needs
+                         else None)
         self.run = None
         self.last_index = None  # the result_index of the input's previous result
         self.calls = Calls(needs is None or "tools" in needs or "tool_ends" in needs)
@@ -347,7 +354,7 @@ class Reader:
         out = []
         if kind == "system" and data.get("subtype") == "init":
             if run is not None:
-                out.append(self._cut_off(run))
+                self._cut_off(run, out)
             run = self._begin(event, data, out)
         elif run is None:
             if kind in _INFORMATION:
@@ -381,9 +388,10 @@ class Reader:
     def finish(self):
         """The end of the input: the run in progress, if any, was cut off."""
         run = self.run
-        if run is None:
-            return []
-        return [self._cut_off(run)]
+        out = []
+        if run is not None:
+            self._cut_off(run, out)
+        return out
 
     # What each agent's Reader says of its own stream.
 
@@ -448,14 +456,19 @@ class Reader:
                 out.append(Note(check="init", message=problem, source=item.source,
                                 line=item.line))
         run = self.run = _Run(start, self.calls.emptied())
+        if self.messages is not None:
+            self.messages.reset()
         return run
 
-    def _cut_off(self, run):
-        """The RunEnd of a run that the input, or the next run, cut off: the answer it
-        would have had is its last main-thread message's text."""
+    def _cut_off(self, run, out):
+        """The RunEnd of a run that the input, or the next run, cut off, in ``out``
+        (after the message in hand): the answer it would have had is its last
+        main-thread message's text."""
         self.run = None
-        return RunEnd(start=run.start, cutoff=True, ok=False, answer=run.answer(),
-                      model=run.start.model, source=run.last_source, line=run.last_line)
+        if self.messages is not None:
+            self.messages.flush(out)
+        out.append(RunEnd(start=run.start, cutoff=True, ok=False, answer=run.answer(),
+                      model=run.start.model, source=run.last_source, line=run.last_line))
 
     def _result(self, run, event, data, out):
         if self.mid_run_result(run, event, data, out):
@@ -467,6 +480,8 @@ class Reader:
         if self.checks:
             self._check_result(run, event, data, ok, out)
         usage, cost, totals = self.figures(run, data)
+        if self.messages is not None:
+            self.messages.flush(out)
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok, failure=failure,
                           answer=answer if answer.__class__ is str else None, native=data,
                           usage=usage, cost_usd=cost,
@@ -492,6 +507,8 @@ class Reader:
         main = parent is None
         if main:
             run.enter(key)
+            if self.messages is not None:
+                self.messages.line(event, key, message, out)
         for block in content:
             if block.__class__ is not dict:
                 continue
@@ -616,6 +633,13 @@ class Reader:
         elif kind == "message_start":
             message = inner.get("message")
             run.enter(_string(message.get("id")) if message.__class__ is dict else None)
+            if self.messages is not None and message.__class__ is dict:
+                self.messages.started(event, message, out)
+        elif self.messages is not None:
+            if kind == "message_delta":
+                self.messages.delta(event, inner.get("usage"), out)
+            elif kind == "message_stop":
+                self.messages.stopped(event, out)
         elif kind == "content_block_start":
             block = inner.get("content_block")
             if block.__class__ is dict and block.get("type") == "text":

@@ -14,6 +14,7 @@ import orjson
 import ndagent.formats._claude_stream as stream
 from ndagent.decoder import encode_line
 from ndagent.formats._amp_help import HELP
+from ndagent.formats._claude_messages import Messages
 from ndagent.formats._claude_usage import usage_of
 from ndagent.formats.base import Format, first_string
 from ndagent.model import Note
@@ -84,6 +85,7 @@ class Reader(stream.Reader):
     """Amp's stream: its tools, failures, figures and checks."""
 
     NAME = NAME
+    MESSAGES = Messages
 
     def __init__(self, source, checks=False, needs=None):
         super().__init__(source, checks, needs)

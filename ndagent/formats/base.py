@@ -65,7 +65,8 @@ class Format:
     not read: an older shape of the stream, another agent's stream in this one's
     envelope; None for any other),
     ``reports_cost`` (its RunEnd carries the run's cost, ``cost_usd``: ``run
-    --max-cost`` can know it, at the run's end),
+    --max-cost`` can know it, at the run's end), ``reports_messages`` (its Reader makes
+    ``Message`` events, with their usage, for the need "messages"),
     ``running_total`` (where a run's figures are running totals, what of: "process",
     "thread"; its Reader then fills ``RunEnd.totals``, ndagent.totals) with
     ``own_native(native, before)`` (the run's json object with its figures made the
@@ -105,17 +106,17 @@ class Format:
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
-                 "refuses", "reports_cost", "running_total", "own_native", "fallback_types",
-                 "leans", "help", "result_text", "interchange", "extra_figures", "order",
-                 "agent", "form", "document", "stores")
+                 "refuses", "reports_cost", "reports_messages", "running_total", "own_native",
+                 "fallback_types", "leans", "help", "result_text", "interchange",
+                 "extra_figures", "order", "agent", "form", "document", "stores")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
-                 reports_cost=False, running_total=None, own_native=None, fallback_types=None,
-                 leans=None, help=None, result_text=None, interchange=None,
-                 extra_figures=None, order=100, agent=None, form="stream", document=None,
-                 stores=None):
+                 reports_cost=False, reports_messages=False, running_total=None,
+                 own_native=None, fallback_types=None, leans=None, help=None, result_text=None,
+                 interchange=None, extra_figures=None, order=100, agent=None, form="stream",
+                 document=None, stores=None):
         if not (name.isascii() and name.isidentifier() and name.islower()):
             raise ValueError(f"a format's name is a lower-case word: {name!r}")
         if (splits_between is None) != (split_needle is None):
@@ -133,7 +134,7 @@ class Format:
         self.strict_only = frozenset(strict_only)
         self.splits_between, self.split_needle = splits_between, split_needle
         self.refuses = refuses
-        self.reports_cost = reports_cost
+        self.reports_cost, self.reports_messages = reports_cost, reports_messages
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)
         self.leans = leans

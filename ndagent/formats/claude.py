@@ -10,6 +10,7 @@ tell none of the three apart is read as Claude's (``leans``), which validate say
 import ndagent.formats._claude_stream as stream
 from ndagent.formats._claude_calls import kind_of, outcome_of, target_of
 from ndagent.formats._claude_help import HELP
+from ndagent.formats._claude_messages import Messages
 from ndagent.formats._claude_usage import cost_of, running_totals, usage_of
 from ndagent.formats.base import Format
 from ndagent.model import Note, epoch_ms
@@ -79,6 +80,7 @@ class Reader(stream.Reader):
     NAME = NAME
     VERSION_KEY = "claude_code_version"
     FOLLOWS_INDEX = True
+    MESSAGES = Messages
 
     def __init__(self, source, checks=False, needs=None):
         super().__init__(source, checks, needs)

@@ -11,6 +11,7 @@ the process's running total (ndagent.totals makes each run's own); there is no c
 """
 
 import ndagent.formats._claude_stream as stream
+from ndagent.formats._claude_messages import Messages
 from ndagent.formats._qwen_help import HELP
 from ndagent.formats.base import Format, first_string
 from ndagent.model import Note
@@ -86,6 +87,7 @@ class Reader(stream.Reader):
 
     NAME = NAME
     VERSION_KEY = "qwen_code_version"
+    MESSAGES = Messages
 
     def kind_of(self, name, server):
         if name is None:

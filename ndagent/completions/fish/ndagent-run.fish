@@ -14,6 +14,7 @@ complete -c ndagent-run -l max-cost -x -d 'end the agent once the cost its strea
 complete -c ndagent-run -l max-tool-calls -x -d 'end the agent as its tool call N+1 starts'
 complete -c ndagent-run -l max-turns -x -d 'end the agent as it begins turn N+1'
 complete -c ndagent-run -l stop-on -x -d 'end the agent as soon as a tool call whose target'
+complete -c ndagent-run -l prices -x -d 'token prices, in LiteLLM\'s model_prices_and_context_windo...'
 complete -c ndagent-run -l reap -l no-reap -d 'once the agent\'s group is ended, the processes of the age...'
 complete -c ndagent-run -l pty -d 'give the agent a pseudo-terminal for its standard output,...'
 complete -c ndagent-run -l events -x -d 'write to FILE, as each line of output arrives, {"line"'
