@@ -113,7 +113,9 @@ def _items(calls, prompts=(), thinking=(), texts=()):
     return [item[3] for item in sorted(items, key=lambda item: item[:3])]
 
 
-def _step_json(number, step, timeline, model, limit, subagents):
+def _step_json(number, step, timeline, model, limit, subagents, messages=None):
+    """A step as ATIF writes it; ``messages``: the run's Message events by key, whose
+    figures are their agent steps' ``metrics``."""
     found = {"step_id": number}
     stamp = timeline.times.get(step.line)
     if stamp is not None:
@@ -128,11 +130,26 @@ def _step_json(number, step, timeline, model, limit, subagents):
         found["tool_calls"] = [_tool_call(call, timeline, limit) for call in step.calls]
         found["observation"] = {"results": [_result(call, limit, subagents)
                                             for call in step.calls]}
+    message = None if messages is None or step.source != "agent" else messages.get(step.key)
+    if message is not None and message.usage is not None:
+        found["metrics"] = _step_metrics(message.usage)
     extra = {} if step.line is None else {"ndagent_line": step.line}
     if step.key is not None:
         extra = {"ndagent_message_id": json_field(str(step.key)), **extra}
     if extra:
         found["extra"] = extra
+    return found
+
+
+def _step_metrics(usage):
+    """A message's figures as a step's ``metrics``: its prompt is what it read, cached or
+    not; completion tokens only where the stream gave the final count."""
+    read, cached, written = (usage.get(name) or 0 for name in ("input", "cacheRead",
+                                                                "cacheWrite"))
+    found = {"prompt_tokens": read + cached + written, "cached_tokens": cached}
+    if usage.get("output") is not None:
+        found["completion_tokens"] = usage["output"]
+    found["extra"] = {"cache_creation_input_tokens": written}
     return found
 
 
@@ -230,7 +247,8 @@ def trajectory(run, end, limit=None):
     outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
     failure = None if end.ok or end.cutoff or end.failure is None else json_prose(
         str(end.failure))
-    steps_json = [_step_json(number, step, run.timeline, model, limit, subagents)
+    messages = {message.key: message for message in run.messages}
+    steps_json = [_step_json(number, step, run.timeline, model, limit, subagents, messages)
                   for number, step in enumerate(steps, 1)]
     if not steps_json:
         steps_json = [{"step_id": 1, "source": "system",

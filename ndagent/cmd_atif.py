@@ -14,9 +14,10 @@ with its version where the stream tells it (else "unknown", as Harbor writes) an
 model; a step for each message of the assistant, holding the tool calls it asked for
 (parallel calls share a step) and their results as observations, each with its
 outcome; a subagent's calls (those of a Task call) as an embedded trajectory that the
-Task call's result refers to; the run's own tokens and cost as final metrics (cached
-tokens counted in the prompt tokens, as ATIF does); and in extra.ndagent the run's
-outcome, failure, duration, answer and where it began. A failed or cut-off run is
+Task call's result refers to; each message's own tokens as its step's metrics, where
+the agent reports tokens per message; the run's own tokens and cost as final metrics
+(cached tokens counted in the prompt tokens, as ATIF does); and in extra.ndagent the
+run's outcome, failure, duration, answer and where it began. A failed or cut-off run is
 written too, with a note saying so.
 
 A step's timestamp is the stream time of its first line, and only where the stream has
@@ -48,6 +49,7 @@ class AtifCommand(RunRecorder):
                   "input")
     keeps_content = True
     keeps_text = True
+    keeps_messages = True  # each agent step's metrics, where the agent reports them
 
     @classmethod
     def add_options(cls, parser):

@@ -20,6 +20,7 @@ from golden.invocations import GOLDEN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ndagent.formats import get
 from ndagent.markup import workflow_command
 
 GOLDENS = sorted(GOLDEN.glob("*/*/input.ndjson"))
@@ -341,6 +342,27 @@ def check_atif(data):
                          ids=lambda path: f"{path.parent.parent.name}/{path.parent.name}")
 def test_golden_atif_output_validates(path):
     check_atif(path.read_bytes())
+
+
+def test_a_message_s_own_tokens_are_its_step_s_metrics():
+    """An agent that reports tokens per message (the formats that make Message events)
+    gives each of its agent steps the figures of its message: the prompt is what it
+    read, cached or not, written to the cache or not; the run's final metrics stay the
+    run's own figures."""
+    found = 0
+    for path in golden_outputs("atif"):
+        if not get(path.parent.parent.name).reports_messages:
+            continue
+        for line in path.read_bytes().splitlines():
+            for step in json.loads(line)["steps"]:
+                metrics = step.get("metrics")
+                if metrics is None:
+                    continue
+                found += 1
+                assert step["source"] == "agent"
+                assert metrics["prompt_tokens"] >= metrics["cached_tokens"] + \
+                    metrics["extra"]["cache_creation_input_tokens"]
+    assert found
 
 
 def test_codex_trajectories_say_what_the_stream_lacks():
