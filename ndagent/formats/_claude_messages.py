@@ -13,6 +13,7 @@ more that is final, and a budget must see the figures as they arrive."""
 
 from collections import OrderedDict
 
+from ndagent.formats.base import text_or_none
 from ndagent.model import Message, epoch_ms
 
 # How many keys of messages handed on are remembered, so that a message is handed on
@@ -34,11 +35,11 @@ class Messages:
 
     def started(self, event, message, out):
         """A main-thread ``message_start`` (``message``: its message object)."""
-        key = _string(message.get("id"))
+        key = text_or_none(message.get("id"))
         self.flush(out)
         if key is not None and key in self.done:
             return
-        self.current = Message(key=key, model=_string(message.get("model")),
+        self.current = Message(key=key, model=text_or_none(message.get("model")),
                                first_line=event.line, last_line=event.line,
                                first_ms=_time(event), last_ms=_time(event),
                                usage=input_usage(message.get("usage")),
@@ -61,7 +62,7 @@ class Messages:
         current.key = key
         current.last_line, current.last_ms = event.line, _time(event)
         if current.model is None:
-            current.model = _string(message.get("model"))
+            current.model = text_or_none(message.get("model"))
         if current.usage is None:
             current.usage = input_usage(message.get("usage"))
         if not self.streamed and current.usage is not None:
@@ -127,5 +128,3 @@ def _time(event):
     return epoch_ms(event.data.get("timestamp"), zone_required=False)
 
 
-def _string(value):
-    return value if value.__class__ is str else None

@@ -15,7 +15,7 @@ what each agent's Reader says in the methods it overrides.
 from io import StringIO
 from sys import getsizeof
 
-from ndagent.formats.base import joined_texts, result_json
+from ndagent.formats.base import joined_texts, result_json, text_or_none
 from ndagent.jsonvalues import RawNumber
 from ndagent.model import (
     READER_CALL_BYTES,
@@ -409,7 +409,7 @@ class Reader:
 
     def message_key(self, event, message):
         """The key that tells an assistant line's message from the others: its id."""
-        return _string(message.get("id"))
+        return text_or_none(message.get("id"))
 
     def failure(self, run, data):
         """Why the run that ``data`` (its result) ends failed, or None."""
@@ -443,10 +443,11 @@ class Reader:
         if init is None:
             start = RunStart(agent=self.NAME, source=item.source, line=item.line)
         else:
-            start = RunStart(agent=self.NAME, session_id=_string(init.get("session_id")),
-                             model=_string(init.get("model")), cwd=_string(init.get("cwd")),
+            start = RunStart(agent=self.NAME, session_id=text_or_none(init.get("session_id")),
+                             model=text_or_none(init.get("model")),
+                             cwd=text_or_none(init.get("cwd")),
                              version=(None if self.VERSION_KEY is None
-                                      else _string(init.get(self.VERSION_KEY))),
+                                      else text_or_none(init.get(self.VERSION_KEY))),
                              announced=True, source=item.source, line=item.line)
         out.append(start)
         if self.checks:
@@ -550,15 +551,15 @@ class Reader:
                     time_ms=_epoch_ms(event.data.get("timestamp")) if self.transcript else None)
 
     def _tool_start(self, run, event, data, block, message_key, parent, out):
-        call_id = _string(block.get("id"))
-        name = _string(block.get("name"))
+        call_id = text_or_none(block.get("id"))
+        name = text_or_none(block.get("name"))
         kind = self.kind_of(name, block.get("type") == "server_tool_use")
         args = block.get("input")
         keep_open(run, call_id, kind, name, event, out)
         return ToolStart(call_id=call_id, kind=kind, name=name, args=args,
                          target=self.target_of(kind, name, args),
-                         session_id=_string(data.get("session_id")),
-                         model_call_id=_string(message_key), parent=_string(parent),
+                         session_id=text_or_none(data.get("session_id")),
+                         model_call_id=text_or_none(message_key), parent=text_or_none(parent),
                          time_ms=_epoch_ms(data.get("timestamp")),
                          source=event.source, line=event.line)
 
@@ -567,7 +568,7 @@ class Reader:
         same assistant message as its start."""
         content = block.get("content")
         failed = content.__class__ is dict and str(content.get("type")).endswith("_error")
-        call_id = _string(block.get("tool_use_id"))
+        call_id = text_or_none(block.get("tool_use_id"))
         return self._tool_end(event, data, call_id, open_call(run, call_id),
                               "error" if failed else "success", content, parent)
 
@@ -576,9 +577,9 @@ class Reader:
         its start, or None.  A ``parent`` that is the call's own id (older Qwen Code
         wrote it so) is the main thread."""
         kind, name = known or (None, None)
-        parent = _string(parent)
+        parent = text_or_none(parent)
         return ToolEnd(call_id=call_id, kind=kind, name=name,
-                       session_id=_string(data.get("session_id")),
+                       session_id=text_or_none(data.get("session_id")),
                        parent=None if parent == call_id else parent,
                        time_ms=_epoch_ms(data.get("timestamp")),
                        outcome=outcome, result=result, source=event.source, line=event.line)
@@ -605,7 +606,7 @@ class Reader:
         parent = data.get("parent_tool_use_id")
         agents = run.agents
         for block in results:
-            call_id = _string(block.get("tool_use_id"))
+            call_id = text_or_none(block.get("tool_use_id"))
             if agents:
                 agents.pop(call_id, None)
             known = open_call(run, call_id)
@@ -632,7 +633,7 @@ class Reader:
                 self._delta(run, event, inner.get("index"), delta.get("text"), out)
         elif kind == "message_start":
             message = inner.get("message")
-            run.enter(_string(message.get("id")) if message.__class__ is dict else None)
+            run.enter(text_or_none(message.get("id")) if message.__class__ is dict else None)
             if self.messages is not None and message.__class__ is dict:
                 self.messages.started(event, message, out)
         elif self.messages is not None:
@@ -709,10 +710,6 @@ class Reader:
             if text != last:
                 note("answer", f"the result's text ({len(text)} characters) is not the last "
                                f"main-thread message's ({len(last)} characters)")
-
-
-def _string(value):
-    return value if value.__class__ is str else None
 
 
 def _epoch_ms(value):

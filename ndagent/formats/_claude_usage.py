@@ -1,6 +1,8 @@
 """Claude Code's figures of a run, from its result: tokens, cost, and the running
 totals of a process that prints several runs (ndagent.totals)."""
 
+from ndagent.formats.base import text_or_none
+
 
 def usage_of(data):
     """The run's tokens (docs/agents.md#stats; what they cover:
@@ -37,7 +39,7 @@ def running_totals(start, data, usage, cost):
     runs holds (docs/formats.md#claude-usage-and-cost): its cost and ``modelUsage``
     (``usage`` is the run's own); None for a result with no ``result_index``."""
     index = data.get("result_index")
-    session = _string(data.get("session_id")) or start.session_id
+    session = text_or_none(data.get("session_id")) or start.session_id
     if index.__class__ is not int or index < 0 or session is None:
         return None
     models = data.get("modelUsage")
@@ -49,10 +51,6 @@ def cost_of(data):
     """``total_cost_usd`` (``cost_usd`` in older versions), in USD."""
     cost = _number(data.get("total_cost_usd"))
     return cost if cost is not None else _number(data.get("cost_usd"))
-
-
-def _string(value):
-    return value if value.__class__ is str else None
 
 
 def _number(value):

@@ -16,8 +16,7 @@ from ndagent.decoder import encode_line
 from ndagent.formats._amp_help import HELP
 from ndagent.formats._claude_messages import Messages
 from ndagent.formats._claude_usage import usage_of
-from ndagent.formats.base import Format, first_string
-from ndagent.model import Note
+from ndagent.formats.base import Format, first_string, note_at
 
 NAME = "amp"
 
@@ -95,7 +94,7 @@ class Reader(stream.Reader):
         init, self.init = self.init, None
         out = []
         if init is not None and not (event.type == "user" and _prompt(event.data)):
-            out.append(_note(init, "prompt", "the prompt does not come back after the init"))
+            out.append(note_at(init, "prompt", "the prompt does not come back after the init"))
         out += super().event(event)
         if self.checks and event.type == "system" and event.data.get("subtype") == "init":
             self.init = event
@@ -135,7 +134,7 @@ class Reader(stream.Reader):
             if value.__class__ is int or value.__class__ is float:
                 run.usage[field] += value
         if self.checks and _gross(usage) and run.said_once("gross-input"):
-            out.append(_note(event, "gross-input", "input_tokens is the sum of the cache "
+            out.append(note_at(event, "gross-input", "input_tokens is the sum of the cache "
                              "figures (an older Amp): the input is overcounted"))
 
     def failure(self, run, data):
@@ -207,10 +206,6 @@ def _exit_code(content):
         return None
     code = content.get("exitCode")
     return code if code.__class__ is int else None
-
-
-def _note(item, check, message):
-    return Note(check=check, message=message, source=item.source, line=item.line)
 
 
 FORMAT = Format(

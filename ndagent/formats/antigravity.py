@@ -15,12 +15,11 @@ from sys import getsizeof
 
 from ndagent.decoder import encode_line
 from ndagent.formats._antigravity_help import HELP
-from ndagent.formats.base import Format, first_string
+from ndagent.formats.base import Format, first_string, note_at, text_or_none
 from ndagent.model import (
     READER_CALL_BYTES,
     Kept,
     KeptInOrder,
-    Note,
     RunEnd,
     RunStart,
     Text,
@@ -219,15 +218,15 @@ class Reader:
         if init is not None:
             conversation = init.get("conversation_id")
             model = body.get("model")
-            start = RunStart(agent=NAME, session_id=_string(conversation),
-                             model=_string(model), cwd=_string(body.get("cwd")),
+            start = RunStart(agent=NAME, session_id=text_or_none(conversation),
+                             model=text_or_none(model), cwd=text_or_none(body.get("cwd")),
                              announced=True, source=item.source, line=item.line)
         else:
             # A run with no init: its conversation is its first step's or result's.
-            start = RunStart(agent=NAME, session_id=_string(body.get("conversation_id")),
+            start = RunStart(agent=NAME, session_id=text_or_none(body.get("conversation_id")),
                              announced=False, source=item.source, line=item.line)
             if self.checks and not (item.type is None and _error_only(item.data, body)):
-                out.append(_note(item, "init", "the run begins with another event than init"))
+                out.append(note_at(item, "init", "the run begins with another event than init"))
         run = self.run = _Run(start, start.session_id)
         out.append(start)
         return run
@@ -242,7 +241,7 @@ class Reader:
             if given is not None and any(given[key] for key in ("input", "cacheRead", "output")):
                 usage = given
         elif self.checks and given is not None and given != usage:
-            out.append(_note(event, "usage-total", "the result's usage is not the sum of the "
+            out.append(note_at(event, "usage-total", "the result's usage is not the sum of the "
                                                    "steps': the conversation's totals?"))
         duration = _number(body.get("duration_seconds"))
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok,
@@ -265,7 +264,7 @@ class Reader:
             name = action.get("display_name") if action.__class__ is dict else None
             if self.checks:
                 shown = quote(name) if name.__class__ is str else "an action"
-                out.append(_note(event, "denied", f'the permission mode denied "{shown}"'))
+                out.append(note_at(event, "denied", f'the permission mode denied "{shown}"'))
             if name.__class__ is not str:
                 continue
             tool = snake_case(name)
@@ -284,13 +283,13 @@ class Reader:
             run.conversation = run.start.session_id = conversation
         elif conversation != run.conversation:
             if self.checks:
-                out.append(_note(event, "conversation", "a step of another conversation: "
+                out.append(note_at(event, "conversation", "a step of another conversation: "
                                                         "passed over"))
             return
         index = step.get("step_index")
         if index.__class__ is int:
             if self.checks and run.step_index is not None and index < run.step_index:
-                out.append(_note(event, "step-order", f"step_index {index} after "
+                out.append(note_at(event, "step-order", f"step_index {index} after "
                                                       f"{run.step_index}"))
             run.step_index = index
         step_type = step.get("step_type")
@@ -318,7 +317,7 @@ class Reader:
         state = step.get("state")
         info = step.get("tool_info")
         info = info if info.__class__ is dict else {}
-        name = _string(step.get("tool_name")) or _string(info.get("name"))
+        name = text_or_none(step.get("tool_name")) or text_or_none(info.get("name"))
         kind = kind_of(name)
         fields = {"call_id": call_id, "kind": kind, "name": name,
                   "args": info.get("parameters"), "target": target_of(kind, info, step),
@@ -365,14 +364,6 @@ def _failure(body):
         return encode_line(error).decode("utf-8", "replace").rstrip("\n")
     status = body.get("status")
     return f"status {status}" if status.__class__ is str else "no status"
-
-
-def _string(value):
-    return value if value.__class__ is str else None
-
-
-def _note(item, check, message):
-    return Note(check=check, message=message, source=item.source, line=item.line)
 
 
 FORMAT = Format(

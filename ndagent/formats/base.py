@@ -15,6 +15,7 @@ import json
 import orjson
 
 from ndagent.jsonvalues import RawNumber
+from ndagent.model import Note
 from ndagent.selection import Selection
 
 # The verbs whose --help may say something of an agent (``Format.help``).
@@ -240,3 +241,13 @@ def joined_texts(blocks, image="[image]"):
             elif kind == "image":
                 found.append(image)
     return "\n".join(found) if found else None
+
+
+def text_or_none(value):
+    """A field of the stream as text: ``value`` when it is a string, else None."""
+    return value if value.__class__ is str else None
+
+
+def note_at(item, check, message):
+    """The Note of a format's ``check`` at ``item`` (anything with a source and a line)."""
+    return Note(check=check, message=message, source=item.source, line=item.line)

@@ -12,7 +12,7 @@ from ndagent.formats._claude_calls import kind_of, outcome_of, target_of
 from ndagent.formats._claude_help import HELP
 from ndagent.formats._claude_messages import Messages
 from ndagent.formats._claude_usage import cost_of, running_totals, usage_of
-from ndagent.formats.base import Format
+from ndagent.formats.base import Format, text_or_none
 from ndagent.model import Note, epoch_ms
 from ndagent.terminal import quote
 
@@ -129,7 +129,7 @@ class Reader(stream.Reader):
         if main:
             if run.local_failure is None and _local_command_failed(data, message):
                 run.local_failure = stream.message_text(content)
-            run.api_error = (stream.message_text(content) or _string(data.get("error"))
+            run.api_error = (stream.message_text(content) or text_or_none(data.get("error"))
                              or "API error" if _api_error_message(data) else None)
 
     def failure(self, run, data):
@@ -143,10 +143,6 @@ class Reader(stream.Reader):
         if self.checks and data.get("subtype") == "api_retry":
             out.append(Note(check="api-retry", message=_retry_message(data),
                             source=event.source, line=event.line))
-
-
-def _string(value):
-    return value if value.__class__ is str else None
 
 
 def _local_command_failed(data, message):

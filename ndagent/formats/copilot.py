@@ -14,11 +14,10 @@ premium requests and time.
 from sys import getsizeof
 
 from ndagent.formats._copilot_help import HELP
-from ndagent.formats.base import Format, first_string
+from ndagent.formats.base import Format, first_string, note_at
 from ndagent.model import (
     READER_CALL_BYTES,
     Kept,
-    Note,
     Prompt,
     RunEnd,
     RunStart,
@@ -273,7 +272,7 @@ class Reader:
         if self.checks and (data.get("id").__class__ is not str
                             or epoch_ms(data.get("timestamp")) is None
                             or body.__class__ is not dict):
-            out.append(_note(event, "envelope", "an event without its id, ISO timestamp "
+            out.append(note_at(event, "envelope", "an event without its id, ISO timestamp "
                                                 "and data object"))
         if self.checks:
             self._check_parent(event, data, out)
@@ -302,11 +301,11 @@ class Reader:
         if own is not None:
             line = self.parents.pop(own, None)
             if line is not None:
-                out.append(_note(event, "parent", f'event "{quote(own)}" comes after line '
+                out.append(note_at(event, "parent", f'event "{quote(own)}" comes after line '
                                                   f"{line}, whose parentId names it"))
         if parent.__class__ is str:
             if parent == own:
-                out.append(_note(event, "parent", "the event's parentId is its own id"))
+                out.append(note_at(event, "parent", "the event's parentId is its own id"))
             elif parent not in self.ids and parent not in self.parents:
                 _keep_id(self.parents, parent, event.line)
         if own is not None:
@@ -346,12 +345,12 @@ class Reader:
         ok = code == 0
         if self.checks:
             if ok and run.error is not None:
-                out.append(_note(event, "session-error", f'the run had a session.error, '
+                out.append(note_at(event, "session-error", f'the run had a session.error, '
                                  f'"{quote(run.error)}", and exit code 0'))
             if ok and not run.answer:
-                out.append(_note(event, "no-answer", "no main-agent message with text"))
+                out.append(note_at(event, "no-answer", "no main-agent message with text"))
             for message_id in run.deltas:
-                out.append(_note(event, "deltas", f'the deltas of message '
+                out.append(note_at(event, "deltas", f'the deltas of message '
                                  f'"{quote(message_id)}" have no assistant.message'))
         usage = data.get("usage")
         usage = usage if usage.__class__ is dict else {}
@@ -405,7 +404,7 @@ class Reader:
             if text and self.texts:
                 out.append(Text(text, message, event.source, event.line))
         elif self.checks and streamed != text:
-            out.append(_note(event, "deltas", "the deltas differ from the message's text"))
+            out.append(note_at(event, "deltas", "the deltas differ from the message's text"))
         run.pieces = []
         if text:
             run.answer = text
@@ -471,7 +470,7 @@ class Reader:
         if self.checks:
             message = body.get("message")
             text = quote(message) if message.__class__ is str else ""
-            out.append(_note(event, "session-warning", f'session.warning: "{text}"'))
+            out.append(note_at(event, "session-warning", f'session.warning: "{text}"'))
 
     def _tools_updated(self, run, event, data, body, out):
         model = body.get("model")
@@ -483,10 +482,6 @@ def _keep_id(kept, key, value):
     kept[key] = value
     if len(kept) > MAX_IDS:
         del kept[next(iter(kept))]
-
-
-def _note(item, check, message):
-    return Note(check=check, message=message, source=item.source, line=item.line)
 
 
 FORMAT = Format(

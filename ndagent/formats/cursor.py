@@ -10,7 +10,7 @@ checks.  The rules follow docs/formats.md#cursor-agent-cli.
 from ndagent.decoder import RawNumber, Skipped
 from ndagent.formats._cursor_calls import OUTCOMES, call_id, tool_call
 from ndagent.formats._cursor_help import HELP
-from ndagent.formats.base import Format, result_json, with_exit_code
+from ndagent.formats.base import Format, result_json, text_or_none, with_exit_code
 from ndagent.model import (
     Note,
     Prompt,
@@ -557,9 +557,9 @@ class Reader:
         if item.__class__ is not Skipped and begins_run(item.data):
             data = item.data
             start.announced = True
-            start.session_id = _string(data.get("session_id"))
-            start.model = _string(data.get("model"))
-            start.cwd = _string(data.get("cwd"))
+            start.session_id = text_or_none(data.get("session_id"))
+            start.model = text_or_none(data.get("model"))
+            start.cwd = text_or_none(data.get("cwd"))
         out.append(start)
         self.run = _Run(start)
         return self.run
@@ -682,10 +682,6 @@ THINKING_PIECE = 1 << 20
 
 def _note(check, message, event):
     return Note(check=check, message=message, source=event.source, line=event.line)
-
-
-def _string(value):
-    return value if value.__class__ is str else None
 
 
 def result_text(end):

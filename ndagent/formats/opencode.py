@@ -13,8 +13,8 @@ ndagent's (``native`` below).
 """
 
 from ndagent.formats._opencode_help import HELP
-from ndagent.formats.base import Format
-from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
+from ndagent.formats.base import Format, note_at
+from ndagent.model import RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.terminal import quote
 
 NAME = "opencode"
@@ -258,7 +258,7 @@ class Reader:
         if run is not None and session is not None and run.session is not None \
                 and session != run.session:
             if self.checks:
-                out.append(_note(event, "session", f'sessionID "{quote(session)}" after '
+                out.append(note_at(event, "session", f'sessionID "{quote(session)}" after '
                                  f'"{quote(run.session)}": a new run begins'))
             out += self.finish()
             run = None
@@ -363,7 +363,7 @@ class Reader:
         part = data.get("part")
         message = part.get("messageID") if part.__class__ is dict else None
         if self.checks and run.in_step:
-            out.append(_note(event, "steps", "a step_start inside a step"))
+            out.append(note_at(event, "steps", "a step_start inside a step"))
         run.in_step = True
         run.message = message if message.__class__ is str else None
         run.texts = {}
@@ -374,16 +374,16 @@ class Reader:
         if self.checks:
             message = part.get("messageID")
             if not run.in_step:
-                out.append(_note(event, "steps", "a step_finish outside a step"))
+                out.append(note_at(event, "steps", "a step_finish outside a step"))
             elif message != run.message:
-                out.append(_note(event, "steps", "a step_finish of another message than "
+                out.append(note_at(event, "steps", "a step_finish of another message than "
                                                  "its step_start's"))
         run.in_step = False
         run.steps += 1
         self._add_usage(run, event, part, out)
         reason = part.get("reason")
         if self.checks and reason in ("length", "content-filter"):
-            out.append(_note(event, "finish-reason", f'a step ended with reason "{reason}"'))
+            out.append(note_at(event, "finish-reason", f'a step ended with reason "{reason}"'))
         if reason not in _GOES_ON:
             self._end(run, event, None, out, reason)
 
@@ -401,7 +401,7 @@ class Reader:
                  + step["cache"]["write"])
         total = tokens.get("total")
         if self.checks and "total" in tokens and total != parts:
-            out.append(_note(event, "tokens-total", f"tokens.total {quote(str(total))} is not "
+            out.append(note_at(event, "tokens-total", f"tokens.total {quote(str(total))} is not "
                                                     f"the sum of its parts ({parts})"))
         step = {"total": total if total.__class__ is int else parts, **step}
         if run.tokens is None:
@@ -425,10 +425,10 @@ class Reader:
             return
         kind = event.type
         if not run.in_step:
-            out.append(_note(event, "outside-step", f"a {kind} part outside a step"))
+            out.append(note_at(event, "outside-step", f"a {kind} part outside a step"))
         part = data.get("part")
         if part.__class__ is dict and part.get("sessionID") != data.get("sessionID"):
-            out.append(_note(event, "part-session", f"a {kind} part of another session "
+            out.append(note_at(event, "part-session", f"a {kind} part of another session "
                                                     "than its line's"))
 
     def _text(self, run, event, data, out):
@@ -463,7 +463,7 @@ class Reader:
         if self.checks and outcome == "unknown":
             status = state.get("status")
             shown = quote(status) if status.__class__ is str else "none"
-            out.append(_note(event, "tool-status", f'a tool_use with status "{shown}"'))
+            out.append(note_at(event, "tool-status", f'a tool_use with status "{shown}"'))
         time = state.get("time")
         time = time if time.__class__ is dict else {}
         fields = {"call_id": call_id, "kind": kind, "name": tool, "args": args,
@@ -483,7 +483,7 @@ class Reader:
         time = data.get("timestamp")
         if (event.type is None or data.get("sessionID").__class__ is not str
                 or not (time.__class__ is int or time.__class__ is float)):
-            out.append(_note(event, "envelope", "a line without its type, numeric timestamp "
+            out.append(note_at(event, "envelope", "a line without its type, numeric timestamp "
                                                 "and string sessionID"))
 
 
@@ -504,10 +504,6 @@ def _failure(error):
         if value.__class__ is str and value:
             return value
     return "an error event"
-
-
-def _note(item, check, message):
-    return Note(check=check, message=message, source=item.source, line=item.line)
 
 
 FORMAT = Format(

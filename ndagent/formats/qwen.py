@@ -13,8 +13,7 @@ the process's running total (ndagent.totals makes each run's own); there is no c
 import ndagent.formats._claude_stream as stream
 from ndagent.formats._claude_messages import Messages
 from ndagent.formats._qwen_help import HELP
-from ndagent.formats.base import Format, first_string
-from ndagent.model import Note
+from ndagent.formats.base import Format, first_string, note_at, text_or_none
 from ndagent.terminal import quote
 
 NAME = "qwen"
@@ -111,17 +110,17 @@ class Reader(stream.Reader):
     def assistant_line(self, run, event, data, message, content, main, out):
         for block in content:
             if (main and block.__class__ is dict and block.get("type") == "tool_use"
-                    and self.kind_of(_string(block.get("name")), False) == "task"):
+                    and self.kind_of(text_or_none(block.get("name")), False) == "task"):
                 self._agent_opens(run, block.get("id"))
         if not self.checks:
             return
         uuid = data.get("uuid")
         if uuid.__class__ is str and message.get("id") != uuid:
-            out.append(_note(event, "message-id", f'uuid "{quote(uuid)}" is not the '
+            out.append(note_at(event, "message-id", f'uuid "{quote(uuid)}" is not the '
                              "message's id"))
         types = {block.get("type") for block in content if block.__class__ is dict}
         if len(types) > 1:
-            out.append(_note(event, "block-types", "an assistant line with blocks of "
+            out.append(note_at(event, "block-types", "an assistant line with blocks of "
                              f"{len(types)} types"))
 
     def _agent_opens(self, run, call_id):
@@ -141,7 +140,7 @@ class Reader(stream.Reader):
             return False
         if self.checks:
             error = _error_message(data)
-            out.append(_note(event, "subagent-result", "a subagent failed" + (
+            out.append(note_at(event, "subagent-result", "a subagent failed" + (
                 f': "{quote(error)}"' if error is not None else "")))
         return True
 
@@ -172,7 +171,7 @@ class Reader(stream.Reader):
         usage = {"input": total - cached if _numbers(total, cached) else None,
                  "cacheRead": cached if _numbers(cached) else None, "cacheWrite": 0,
                  "output": output if _numbers(output) else None}
-        session = _string(data.get("session_id")) or run.start.session_id
+        session = text_or_none(data.get("session_id")) or run.start.session_id
         totals = None if session is None else (session, None, {"usage": usage, "cost": None,
                                                                 "native": None})
         return usage, None, totals
@@ -188,14 +187,6 @@ def _error_message(data):
 
 def _numbers(*values):
     return all(value.__class__ is int or value.__class__ is float for value in values)
-
-
-def _string(value):
-    return value if value.__class__ is str else None
-
-
-def _note(item, check, message):
-    return Note(check=check, message=message, source=item.source, line=item.line)
 
 
 FORMAT = Format(

@@ -15,7 +15,7 @@ A run begins at a start event and ends at an end event; the answer is the end
 event's; every other event before a start begins a run that its checks report.
 """
 
-from ndagent.formats.base import Format
+from ndagent.formats.base import Format, text_or_none
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 # The agent's name, as --agent takes it: a lower-case word.
@@ -97,11 +97,11 @@ class Reader:
                 self.answer = (self.answer or "") + text
                 out.append(Text(text, None, event.source, event.line))
         elif kind == CALL:
-            out.append(ToolStart(call_id=_string(data.get("id")), **_call(data),
+            out.append(ToolStart(call_id=text_or_none(data.get("id")), **_call(data),
                                  source=event.source, line=event.line))
         elif kind == RESULT:
             ok = data.get("ok")
-            out.append(ToolEnd(call_id=_string(data.get("id")), **_call(data),
+            out.append(ToolEnd(call_id=text_or_none(data.get("id")), **_call(data),
                                outcome="success" if ok is True else "failure",
                                result=data.get("output"), source=event.source,
                                line=event.line))
@@ -134,8 +134,8 @@ class Reader:
         self.run = RunStart(agent=NAME, announced=start is not None, source=item.source,
                             line=item.line)
         if start is not None:
-            self.run.session_id = _string(start.get("session"))
-            self.run.model = _string(start.get("model"))
+            self.run.session_id = text_or_none(start.get("session"))
+            self.run.model = text_or_none(start.get("model"))
         out.append(self.run)
         if start is None and self.checks:
             out.append(Note(check="start", message="the run does not begin with a start "
@@ -158,14 +158,10 @@ class Reader:
 
 def _call(data):
     """The fields of a call's start and end that its event tells."""
-    tool = _string(data.get("tool"))
+    tool = text_or_none(data.get("tool"))
     args = data.get("input") if data.get("input").__class__ is dict else None
-    target = None if args is None else _string(args.get("path") or args.get("command"))
+    target = None if args is None else text_or_none(args.get("path") or args.get("command"))
     return {"kind": KINDS.get(tool, tool), "name": tool, "args": args, "target": target}
-
-
-def _string(value):
-    return value if value.__class__ is str else None
 
 
 FORMAT = Format(
