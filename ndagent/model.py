@@ -53,6 +53,7 @@ __all__ = [
     "ToolEnd",
     "ToolStart",
     "json_size",
+    "key_digest",
     "run_outcome",
 ]
 
@@ -372,7 +373,7 @@ class CallPairer:
         if key is None:
             key = object()
         elif len(key) > LONG_CALL_ID:
-            key = _digest(key)
+            key = key_digest(key)
         size += getsizeof(key)
         calls = self._open
         earlier = calls.pop(key, None)
@@ -395,7 +396,7 @@ class CallPairer:
     def complete(self, key):
         """The value of the open call ``key``, which completes; None when it is not open."""
         if len(key) > LONG_CALL_ID:
-            key = _digest(key)
+            key = key_digest(key)
         found = self._open.pop(key, None)
         if found is None:
             return None
@@ -405,7 +406,7 @@ class CallPairer:
     def get(self, key):
         """The value of the open call ``key``, which stays open; None when it is not open."""
         if len(key) > LONG_CALL_ID:
-            key = _digest(key)
+            key = key_digest(key)
         found = self._open.get(key)
         return None if found is None else found[0]
 
@@ -526,7 +527,8 @@ def _forgotten(kept, item):
                 source=item.source, line=item.line)
 
 
-def _digest(key):
+def key_digest(key):
+    """A long key (a call_id, a running total's key) as 16 bytes that stand for it."""
     return _blake2b()(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 

@@ -22,6 +22,7 @@ oldest first; a run of a forgotten key keeps its figures as given, flagged).
 from marshal import dumps
 
 from ndagent import formats
+from ndagent.model import key_digest
 
 MAX_KEYS = 4096
 MAX_STATE = 4096
@@ -152,5 +153,4 @@ def _not_negative(usage, cost):
 def _bounded(key):
     if len(key) <= MAX_KEY:
         return key
-    from hashlib import blake2b  # lazy: only for keys longer than any real one
-    return "#" + blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return "#" + key_digest(key).hex()
