@@ -135,7 +135,7 @@ class Reader(stream.Reader):
                 run.usage[field] += value
         if self.checks and _gross(usage) and run.said_once("gross-input"):
             out.append(note_at(event, "gross-input", "input_tokens is the sum of the cache "
-                             "figures (an older Amp): the input is overcounted"))
+                               "figures (an older Amp): the input is overcounted"))
 
     def failure(self, run, data):
         """``is_error``: its ``error`` (a string as it is, another value as JSON), else

@@ -242,7 +242,7 @@ class Reader:
                 usage = given
         elif self.checks and given is not None and given != usage:
             out.append(note_at(event, "usage-total", "the result's usage is not the sum of the "
-                                                   "steps': the conversation's totals?"))
+                                                     "steps': the conversation's totals?"))
         duration = _number(body.get("duration_seconds"))
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok,
                           failure=None if ok else _failure(body),
@@ -284,13 +284,13 @@ class Reader:
         elif conversation != run.conversation:
             if self.checks:
                 out.append(note_at(event, "conversation", "a step of another conversation: "
-                                                        "passed over"))
+                                                          "passed over"))
             return
         index = step.get("step_index")
         if index.__class__ is int:
             if self.checks and run.step_index is not None and index < run.step_index:
                 out.append(note_at(event, "step-order", f"step_index {index} after "
-                                                      f"{run.step_index}"))
+                                                        f"{run.step_index}"))
             run.step_index = index
         step_type = step.get("step_type")
         if step_type == "agent_response":

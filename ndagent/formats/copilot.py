@@ -273,7 +273,7 @@ class Reader:
                             or epoch_ms(data.get("timestamp")) is None
                             or body.__class__ is not dict):
             out.append(note_at(event, "envelope", "an event without its id, ISO timestamp "
-                                                "and data object"))
+                                                  "and data object"))
         if self.checks:
             self._check_parent(event, data, out)
         handler = self._handlers.get(kind)
@@ -302,7 +302,7 @@ class Reader:
             line = self.parents.pop(own, None)
             if line is not None:
                 out.append(note_at(event, "parent", f'event "{quote(own)}" comes after line '
-                                                  f"{line}, whose parentId names it"))
+                                                    f"{line}, whose parentId names it"))
         if parent.__class__ is str:
             if parent == own:
                 out.append(note_at(event, "parent", "the event's parentId is its own id"))
@@ -346,12 +346,12 @@ class Reader:
         if self.checks:
             if ok and run.error is not None:
                 out.append(note_at(event, "session-error", f'the run had a session.error, '
-                                 f'"{quote(run.error)}", and exit code 0'))
+                                   f'"{quote(run.error)}", and exit code 0'))
             if ok and not run.answer:
                 out.append(note_at(event, "no-answer", "no main-agent message with text"))
             for message_id in run.deltas:
                 out.append(note_at(event, "deltas", f'the deltas of message '
-                                 f'"{quote(message_id)}" have no assistant.message'))
+                                   f'"{quote(message_id)}" have no assistant.message'))
         usage = data.get("usage")
         usage = usage if usage.__class__ is dict else {}
         failure = None

@@ -259,7 +259,7 @@ class Reader:
                 and session != run.session:
             if self.checks:
                 out.append(note_at(event, "session", f'sessionID "{quote(session)}" after '
-                                 f'"{quote(run.session)}": a new run begins'))
+                                   f'"{quote(run.session)}": a new run begins'))
             out += self.finish()
             run = None
         if run is None:
@@ -377,7 +377,7 @@ class Reader:
                 out.append(note_at(event, "steps", "a step_finish outside a step"))
             elif message != run.message:
                 out.append(note_at(event, "steps", "a step_finish of another message than "
-                                                 "its step_start's"))
+                                                   "its step_start's"))
         run.in_step = False
         run.steps += 1
         self._add_usage(run, event, part, out)
@@ -402,7 +402,7 @@ class Reader:
         total = tokens.get("total")
         if self.checks and "total" in tokens and total != parts:
             out.append(note_at(event, "tokens-total", f"tokens.total {quote(str(total))} is not "
-                                                    f"the sum of its parts ({parts})"))
+                                                      f"the sum of its parts ({parts})"))
         step = {"total": total if total.__class__ is int else parts, **step}
         if run.tokens is None:
             run.tokens = step
@@ -429,7 +429,7 @@ class Reader:
         part = data.get("part")
         if part.__class__ is dict and part.get("sessionID") != data.get("sessionID"):
             out.append(note_at(event, "part-session", f"a {kind} part of another session "
-                                                    "than its line's"))
+                                                      "than its line's"))
 
     def _text(self, run, event, data, out):
         self._in_step(run, event, data, out)
@@ -484,7 +484,7 @@ class Reader:
         if (event.type is None or data.get("sessionID").__class__ is not str
                 or not (time.__class__ is int or time.__class__ is float)):
             out.append(note_at(event, "envelope", "a line without its type, numeric timestamp "
-                                                "and string sessionID"))
+                                                  "and string sessionID"))
 
 
 def _time(value):

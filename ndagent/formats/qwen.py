@@ -117,11 +117,11 @@ class Reader(stream.Reader):
         uuid = data.get("uuid")
         if uuid.__class__ is str and message.get("id") != uuid:
             out.append(note_at(event, "message-id", f'uuid "{quote(uuid)}" is not the '
-                             "message's id"))
+                               "message's id"))
         types = {block.get("type") for block in content if block.__class__ is dict}
         if len(types) > 1:
             out.append(note_at(event, "block-types", "an assistant line with blocks of "
-                             f"{len(types)} types"))
+                               f"{len(types)} types"))
 
     def _agent_opens(self, run, call_id):
         if call_id.__class__ is not str:
