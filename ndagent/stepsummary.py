@@ -159,7 +159,7 @@ def run_cells(number, record, by_outcome):
     calls = f"{record['tool_calls']:,}" + (f" ({', '.join(failing)})" if failing else "")
     return [f"{number:,}", table_code(f"{record['source']}:{record['line']}"),
             record["agent"], table_code(record["model"] or ""),
-            _OUTCOMES.get(record["outcome"], record["outcome"]),
+            _OUTCOMES[record["outcome"]],
             "not reported" if duration is None else duration_text(duration),
             *("not reported" if tokens.get(name) is None else f"{tokens[name]:,}"
               for name in ("input", "output", "cacheRead", "cacheWrite")),
