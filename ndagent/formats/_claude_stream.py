@@ -61,18 +61,25 @@ def qwen_decides(data):
     """Qwen Code: its version (every init), an assistant line whose uuid is its message's
     id, a result with no cost, a message_start with no usage; never with Amp's id."""
     kind = data.get("type")
-    if kind.__class__ is not str or kind not in QWEN_TYPES or amp_decides(data):
+    if kind.__class__ is not str or kind not in QWEN_TYPES:
         return False
+    # The cheap tests first, Amp's last: after detection, this runs on every line of a
+    # Claude stream, most of them deltas (formats.OtherAgents).
     if "qwen_code_version" in data:
-        return True
-    if kind == "assistant":
+        found = True
+    elif kind == "stream_event":
+        message = _message_start(data)
+        found = message is not None and "id" in message and "usage" not in message
+    elif kind == "assistant":
         message, uuid = data.get("message"), data.get("uuid")
-        return uuid.__class__ is str and message.__class__ is dict and message.get("id") == uuid
-    if kind == "result":
-        return ("uuid" in data and "num_turns" in data and "total_cost_usd" not in data
-                and "modelUsage" not in data)
-    message = _message_start(data)
-    return message is not None and "id" in message and "usage" not in message
+        found = (uuid.__class__ is str and message.__class__ is dict
+                 and message.get("id") == uuid)
+    elif kind == "result":
+        found = ("uuid" in data and "num_turns" in data and "total_cost_usd" not in data
+                 and "modelUsage" not in data)
+    else:
+        return False
+    return found and not amp_decides(data)
 
 
 def claude_decides(data):
