@@ -13,8 +13,11 @@ commands with large outputs, the end of a run with usage.
 """
 
 import argparse
+import hashlib
 import json
 import random
+import sys
+from pathlib import Path
 
 WORDS = (
     "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be",
@@ -479,6 +482,45 @@ def generate(path, megabytes, seed=1, agent="cursor"):
             size += len(text.encode())
             number += 1
     return size
+
+
+def small_files(folder, agents, count=2000, size=40_000):
+    """``count`` files of about ``size`` bytes, each one run (the first lines of a
+    generated run, and its end), of ``agents`` in turn; made once, kept.  With no
+    ``size``, whole Cursor runs of one model call each (about 25 KB)."""
+    folder.mkdir(exist_ok=True)
+    paths = [folder / f"{number:05d}-{agents[number % len(agents)]}.ndjson"
+             for number in range(count)]
+    if all(path.exists() for path in paths):
+        return paths
+    print(f"generating {count} files in {folder} ...", file=sys.stderr)
+    for number, path in enumerate(paths):
+        if size is None:
+            path.write_text("".join(run_lines(random.Random(number), number, steps=1)),
+                            encoding="utf-8")
+            continue
+        lines = AGENTS[agents[number % len(agents)]](random.Random(number), number)
+        kept, total = [], len(lines[-1])
+        for line in lines[:-1]:
+            total += len(line)
+            if total > size:
+                break
+            kept.append(line)
+        path.write_text("".join(kept) + lines[-1], encoding="utf-8")
+    return paths
+
+
+def generated_folder(root):
+    """The folder under ``root`` for the inputs the generators make, named after their
+    source (this file and sessions.py): inputs made by an earlier generator are never
+    measured by mistake (they are kept until removed)."""
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in ("generate.py", "sessions.py"):
+        digest.update((here / name).read_bytes())
+    folder = root / f"gen-{digest.hexdigest()[:12]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def main():

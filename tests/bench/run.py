@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from generate import AGENTS, generate, run_lines  # noqa: E402 - beside this file
+from generate import generate, generated_folder, small_files  # noqa: E402 - beside
 from sessions import session_archive_bench  # noqa: E402 - beside this file
 
 # command: (ndagent arguments, equivalent jq program, target ratio on a file)
@@ -222,34 +222,6 @@ def machine():
             f"Python {platform.python_version()}, orjson {orjson.__version__}, {jq}")
 
 
-def small_files(folder, agents, count=2000, size=40_000):
-    """``count`` files of about ``size`` bytes, each one run (the first lines of a
-    generated run, and its end), of ``agents`` in turn; made once, kept.  With no
-    ``size``, whole Cursor runs of one model call each (about 25 KB)."""
-    import random
-
-    folder.mkdir(exist_ok=True)
-    paths = [folder / f"{number:05d}-{agents[number % len(agents)]}.ndjson"
-             for number in range(count)]
-    if all(path.exists() for path in paths):
-        return paths
-    print(f"generating {count} files in {folder} ...", file=sys.stderr)
-    for number, path in enumerate(paths):
-        if size is None:
-            path.write_text("".join(run_lines(random.Random(number), number, steps=1)),
-                            encoding="utf-8")
-            continue
-        lines = AGENTS[agents[number % len(agents)]](random.Random(number), number)
-        kept, total = [], len(lines[-1])
-        for line in lines[:-1]:
-            total += len(line)
-            if total > size:
-                break
-            kept.append(line)
-        path.write_text("".join(kept) + lines[-1], encoding="utf-8")
-    return paths
-
-
 def many_files_bench(data, rounds, single):
     """Each verb over 2 000 Cursor files, a whole run each, against jq over the same
     files: the target is the verb's ratio on the single 100 MB file (``single``)."""
@@ -304,7 +276,9 @@ def main():
     parser.add_argument("--mb", type=float, default=100, help="stream size (default 100)")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each (default 5)")
     parser.add_argument("--data", default=str(ROOT / "bench-data"),
-                        help="where the generated stream is kept")
+                        help="where the generated inputs are kept (in a folder named after "
+                             "the generators' digest, so that a changed generator makes new "
+                             "ones)")
     parser.add_argument("--sessions-mb", type=float, default=300,
                         help="the generated Claude session archive's size (default 300; "
                              "0: no session row)")
@@ -315,8 +289,7 @@ def main():
 
     from ndagent.cli import COMMANDS
 
-    data = Path(args.data)
-    data.mkdir(exist_ok=True)
+    data = generated_folder(Path(args.data))
     stream = data / f"stream-{args.mb:g}mb-seed1.ndjson"
     if not stream.exists():
         print(f"generating {stream} ...", file=sys.stderr)
