@@ -865,7 +865,7 @@ def test_importing_the_module_loads_little():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
-                            "ndagent.formats._claude_calls", "ndagent.formats._claude_help",
+                            "ndagent.formats._claude_calls",
                             "ndagent.formats._claude_messages",
                             "ndagent.formats._claude_stream",
                             "ndagent.formats._claude_usage", "ndagent.formats.base",

@@ -937,7 +937,7 @@ def test_the_module_imports_only_the_model_at_first():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert eval(done.stdout) == ["ndagent", "ndagent.decoder", "ndagent.formats",
-                                 "ndagent.formats._codex_help", "ndagent.formats.base",
+                                 "ndagent.formats.base",
                                  "ndagent.formats.codex", "ndagent.jsonvalues",
                                  "ndagent.model", "ndagent.selection", "ndagent.sources",
                                  "ndagent.terminal"]

@@ -44,8 +44,9 @@ _NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<session-st
                 "<tick>", "<goal>", "[Request interrupted by user")
 _INTERRUPTED = "[Request interrupted by user"
 _WHOLE_BLOCKS = ("ide_opened_file", "ide_selection")
-_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
-_ARGUMENTS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+# Patterns compiled when first used (re's own cache), not at every start-up.
+_COMMAND = r"<command-name>(.*?)</command-name>"
+_ARGUMENTS = r"<command-args>(.*?)</command-args>"
 _SYNTHETIC = "<synthetic>"
 # How many uuids validate keeps to check parentUuid against.
 MAX_UUIDS = 1 << 20
@@ -93,9 +94,9 @@ def prompt_of(data):
     text = text_of(content).strip()
     if not text:
         return None
-    command = _COMMAND.search(text)
+    command = re.search(_COMMAND, text, re.S)
     if command is not None:
-        arguments = _ARGUMENTS.search(text)
+        arguments = re.search(_ARGUMENTS, text, re.S)
         arguments = arguments[1].strip() if arguments is not None else ""
         return f"{command[1].strip()} {arguments}".rstrip()
     if text.startswith(_NOT_PROMPTS):

@@ -47,9 +47,10 @@ _TASKS = frozenset({"task_started", "task_complete", "turn_aborted"})
 _ENDS = frozenset({"exec_command_end", "patch_apply_end"})
 # The most calls kept waiting for their end, or ends for their call.
 MAX_KEPT = 4096
-_EXITED = re.compile(r"Process exited with code (-?[0-9]+)")
+# Patterns compiled when first used (re's own cache), not at every start-up.
+_EXITED = r"Process exited with code (-?[0-9]+)"
 _RUNNING = "Process running with session ID"
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 def may_decide(kind):
@@ -94,7 +95,7 @@ def outcome_of(output):
         code = metadata.get("exit_code") if metadata.__class__ is dict else None
         if code.__class__ is int:
             return "success" if code == 0 else "failure"
-    exited = _EXITED.search(text[:4096])
+    exited = re.search(_EXITED, text[:4096])
     if exited is not None:
         return "success" if exited[1] == "0" else "failure"
     if _RUNNING in text[:4096]:
@@ -191,7 +192,7 @@ class Reader(SessionReader):
         self.session_id = string(payload.get("id")) or self.session_id
         self.project = string(payload.get("cwd")) or self.project
         if self.checks and self.session_id is not None:
-            named = _UUID.findall(str(item.source))
+            named = re.findall(_UUID, str(item.source))
             if named and named[-1] != self.session_id:
                 self._note(item, "thread-id", "session_meta's id is not the thread id in "
                                               "the file's name", out)

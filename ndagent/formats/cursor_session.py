@@ -30,7 +30,8 @@ _KINDS = {"Read": "read", "Write": "write", "StrReplace": "edit", "Delete": "del
           "CallMcpTool": "mcp"}
 _TARGET_KEYS = ("path", "command", "pattern", "glob_pattern", "search_term", "url")
 _REDACTED = "[REDACTED]"
-_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
+# Patterns compiled when first used (re's own cache), not at every start-up.
+_QUERY = r"<user_query>\s*(.*?)\s*</user_query>"
 
 
 def may_decide(kind):
@@ -66,7 +67,7 @@ def _texts(message):
 
 def prompt_of(message):
     text = "\n".join(_texts(message))
-    query = _QUERY.search(text)
+    query = re.search(_QUERY, text, re.S)
     return query[1] if query is not None else text.strip()
 
 
