@@ -311,6 +311,8 @@ class RunCommand(Command):
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         if not command:
             parser.error("a COMMAND is needed, after the options")
+        if args.prices is not None and args.max_cost is None:
+            parser.error("--prices prices a run only for --max-cost, which is not given")
         args.command = command
         return args
 

@@ -385,3 +385,12 @@ def test_the_events_file_cannot_be_the_output_file(tmp_path):
         done = subprocess.run([command("run"), "--events", output, "--", "true"],
                               stdout=handle, stderr=subprocess.PIPE, timeout=30)
     assert done.returncode == 2 and b"the --events file is the output file" in done.stderr
+
+
+def test_prices_without_a_cost_limit_is_a_usage_error():
+    """--prices is read for --max-cost only: alone it would be silently ignored."""
+    done = run("run", "--prices", SAMPLE_PRICES, "--", "true")
+    assert done.returncode == 2
+    assert b"--prices" in done.stderr and b"--max-cost" in done.stderr
+    assert done.stderr.count(b"\n") <= 3 and done.stdout == b""
+
