@@ -110,6 +110,24 @@ def test_a_gemini_logs_json_is_refused_in_one_line(call, write):
     assert err.endswith("a Gemini logs.json (prompts only), not a session\n")
 
 
+@pytest.mark.parametrize("main", [json_main, result_main, stats_main])
+def test_a_cursor_text_transcript_is_refused_in_one_line(call, write, main):
+    """The older Cursor transcripts are plain text: one error at the first line that
+    says what the input is, not a warning for each of its lines."""
+    path = write(b"\n\nuser:\n<user_query>\nfix it\n</user_query>\n\nassistant:\ndone\n",
+                 "transcript.txt")
+    status, out, err = call(main, path)
+    assert status == 1 and (out == b"" or main is stats_main)  # stats: its zero table
+    assert err.endswith(f": {path}:3: error: a Cursor text transcript (.txt), not supported\n")
+    assert err.count("\n") == 1
+
+
+def test_a_user_line_after_objects_is_no_text_transcript(call, write):
+    stream = case("cursor/sample").read_bytes()
+    status, out, err = call(json_main, write(stream + b"user:\n"))
+    assert "text transcript" not in err and out
+
+
 def test_a_document_past_the_bound_is_refused(call, monkeypatch):
     monkeypatch.setattr(sources, "DOCUMENT_BYTES", 1000)
     monkeypatch.setattr(inputs, "DOCUMENT_BYTES", 1000)

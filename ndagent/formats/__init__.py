@@ -162,6 +162,9 @@ class Detector:
         self.first = None  # (line, type) of the first object
         self.fallback_types = True  # whether every object's type is the fallback's
         self.json_output = None  # the line of the first that begins json output
+        # The first non-blank line, when it holds no JSON value: (line, message) of a
+        # format that refuses what it begins with (``refuses_text``), or False.
+        self.refused_text = None
         # Whether an object's type is one of the forced agent's events.
         self.forced_event = False
 
@@ -200,11 +203,18 @@ class Detector:
         before a decision: the first that begins json output is kept, for ``end``."""
         if self.json_output is None and json_output(start):
             self.json_output = line
+        if self.refused_text is None and start.strip():
+            self.refused_text = self.first is None and next(
+                ((line, message) for message in (
+                    module.refuses_text(start) for module in self.modules
+                    if module.refuses_text is not None) if message is not None), False)
 
     def end(self):
         """The decision with no decisive object."""
         if self.json_output is not None:
             return None, self.json_output, JSON_OUTPUT
+        if self.refused_text:
+            return None, *self.refused_text
         if self.forced is not None:
             if self.forced_event or self.first is None:
                 return self.forced, None, None

@@ -64,7 +64,10 @@ class Format:
     own with the same findings; bytes that every line ``after`` holds, to find them
     by), ``refuses(data)`` (what to say of an object that tells an input ndagent does
     not read: an older shape of the stream, another agent's stream in this one's
-    envelope; None for any other),
+    envelope; None for any other), ``refuses_text(start)`` (what to say of an input
+    whose first non-blank line holds no JSON value and begins with the bytes ``start``,
+    when that tells a form of the agent's output ndagent does not read, and it holds no
+    decisive object: a text transcript; None for any other),
     ``reports_cost`` (its RunEnd carries the run's cost, ``cost_usd``: ``run
     --max-cost`` can know it, at the run's end), ``reports_messages`` (its Reader makes
     ``Message`` events, with their usage, for the need "messages"),
@@ -107,14 +110,14 @@ class Format:
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
-                 "refuses", "reports_cost", "reports_messages", "running_total", "own_native",
+                 "refuses", "refuses_text", "reports_cost", "reports_messages", "running_total", "own_native",
                  "fallback_types", "leans", "help", "result_text", "interchange",
                  "extra_figures", "order", "agent", "form", "document", "stores")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
                  strict_only=(), splits_between=None, split_needle=None, refuses=None,
-                 reports_cost=False, reports_messages=False, running_total=None,
+                 refuses_text=None, reports_cost=False, reports_messages=False, running_total=None,
                  own_native=None, fallback_types=None, leans=None, help=None, result_text=None,
                  interchange=None, extra_figures=None, order=100, agent=None, form="stream",
                  document=None, stores=None):
@@ -134,7 +137,7 @@ class Format:
         self.noise_lines = tuple(noise_lines)
         self.strict_only = frozenset(strict_only)
         self.splits_between, self.split_needle = splits_between, split_needle
-        self.refuses = refuses
+        self.refuses, self.refuses_text = refuses, refuses_text
         self.reports_cost, self.reports_messages = reports_cost, reports_messages
         self.running_total, self.own_native = running_total, own_native
         self.fallback_types = None if fallback_types is None else frozenset(fallback_types)

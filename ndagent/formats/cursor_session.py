@@ -47,6 +47,14 @@ def decides(data):
     return kind == TURN_ENDED and data.get("status").__class__ is str
 
 
+def refuses_text(start):
+    """The older transcripts are plain text, each turn headed by a line ``user:`` or
+    ``assistant:``; ndagent reads the JSONL ones only."""
+    if start.strip() == b"user:":
+        return "a Cursor text transcript (.txt), not supported"
+    return None
+
+
 def kind_of(name):
     if name is None:
         return "function"
@@ -176,6 +184,7 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="turn_ended",
+    refuses_text=refuses_text,
     stores=stores,
     order=113,
 )
