@@ -555,6 +555,15 @@ def epoch_ms(value, zone_required=True):
     ``zone_required``.  The agents' timestamps, for durations."""
     if value.__class__ is not str:
         return None
+    global _LAST
+    if _LAST[0] == value and _LAST[1] is zone_required:
+        return _LAST[2]
+    found = _epoch_ms(value, zone_required)
+    _LAST = (value, zone_required, found)
+    return found
+
+
+def _epoch_ms(value, zone_required):
     global _ISO
     if _ISO is None:
         _ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})"
@@ -582,4 +591,7 @@ def epoch_ms(value, zone_required=True):
 
 
 _ISO = None
+# The last time read, and what it was read as: the lines of a stream come many to the
+# same time (a message's deltas), each read once per line.
+_LAST = (None, None, None)
 _EPOCH_DAY = 719163  # date(1970, 1, 1).toordinal()

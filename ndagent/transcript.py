@@ -193,13 +193,14 @@ class RunPieces:
             self._add(PROMPT, Bounded(prompt.text), len(prompt.text))
 
     def text(self, piece):
-        last = self.pieces[-1] if self.pieces else None
+        pieces, text = self.pieces, piece.text
+        last = pieces[-1] if pieces else None
         if last is not None and last[0] is PROSE and last[1][0] == piece.message:
-            last[1][1].append(piece.text)
-            last[2] += len(piece.text)
-            self.kept += len(piece.text)
+            last[1][1].append(text)
+            last[2] += len(text)
+            self.kept += len(text)
         else:
-            self._add(PROSE, [piece.message, [piece.text]], len(piece.text))
+            self._add(PROSE, [piece.message, [text]], len(text))
 
     def thinking(self, thinking):
         self._add(THINKING, Bounded(thinking.text, self.max_thinking),
@@ -451,8 +452,11 @@ class TranscriptCommand(Command):
         self.write_ready()
 
     def text(self, piece):
-        self.pieces.text(piece)
-        self.write_ready()
+        pieces = self.pieces
+        pieces.text(piece)
+        # Inline: this runs for each piece of text (a Claude stream's every delta).
+        if self.live or pieces.kept > KEEP_CHARS:
+            self.write_ready()
 
     def thinking(self, thinking):
         if not self.args.no_thinking and not self.lean:

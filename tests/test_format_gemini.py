@@ -601,6 +601,20 @@ def test_epoch_ms(text, ms):
     assert epoch_ms(text) == ms
 
 
+# What each time reads as, a zone required or not: the same in any order of reading.
+TIMES = {("2026-05-11T08:02:14.310", True): None,
+         ("2026-05-11T08:02:14.310", False): 1778486534310,
+         ("2026-05-11T10:02:14.310+02:00", True): 1778486534310,
+         ("2026-05-11T10:02:14.310+02:00", False): 1778486534310,
+         ("2026-02-30T08:02:14Z", True): None, ("2026-02-30T08:02:14Z", False): None}
+
+
+@given(st.lists(st.sampled_from(sorted(TIMES)), min_size=2))
+def test_epoch_ms_reads_a_time_whatever_was_read_before(calls):
+    for text, zone_required in calls:
+        assert epoch_ms(text, zone_required=zone_required) == TIMES[text, zone_required]
+
+
 # Detection (docs/agents.md#decisive-tests).
 
 def golden_lines():

@@ -370,8 +370,8 @@ class Reader:
                 return out
             run = self._begin(event, None, out)
         run.last_source, run.last_line = event.source, event.line
-        if self.transcript and run.start.time_ms is None:
-            run.start.time_ms = _epoch_ms(data.get("timestamp"))
+        if self.transcript and run.start.time_ms is None and "timestamp" in data:
+            run.start.time_ms = _epoch_ms(data["timestamp"])
         if self.checks:
             self._check_session(run, event, data, out)
         handler = self.handlers.get(kind)
@@ -554,8 +554,9 @@ class Reader:
     def _text(self, run, event, text):
         """A Text piece of the main thread's message in hand, with its time for a
         transcript."""
-        return Text(text=text, message=run.message, source=event.source, line=event.line,
-                    time_ms=_epoch_ms(event.data.get("timestamp")) if self.transcript else None)
+        stamp = event.data.get("timestamp") if self.transcript else None
+        return Text(text, run.message, event.source, event.line,
+                    None if stamp is None else _epoch_ms(stamp))
 
     def _tool_start(self, run, event, data, block, message_key, parent, out):
         call_id = text_or_none(block.get("id"))
@@ -673,9 +674,11 @@ class Reader:
     def _delta(self, run, event, index, text, out):
         if text.__class__ is not str or not text:
             return
-        index = _index(index)
-        if run.has_message and index in run.streamed:
-            digest = run.streamed[index]
+        if index.__class__ is not int:
+            index = None
+        streamed = run.streamed
+        if run.has_message and index in streamed:
+            digest = streamed[index]
         else:
             digest = self._open_block(run, index)  # its start was not seen
         if digest is not None:
