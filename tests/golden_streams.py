@@ -74,14 +74,11 @@ def _ids(value, found):
             _ids(each, found)
 
 
-def cut_and_appended(tag, among=None):
+def cut_and_appended(tag):
     """(a format, an input of it whose last line ends its last run, an input of it that
     begins with a run), with ``tag`` in their ids, then a letter of each (the two may be
-    one input: their calls must not pair with each other): any registered format's but
-    those ``among`` leaves out (a test over the formats: whether it keeps one)."""
-    return st.sampled_from([found for found in formats.all_formats()
-                            if among is None or among(found)]).flatmap(
-        lambda found: _pairs(found, tag))
+    one input: their calls must not pair with each other): any registered format's."""
+    return st.sampled_from(formats.all_formats()).flatmap(lambda found: _pairs(found, tag))
 
 
 def _pairs(found, tag):
