@@ -82,13 +82,15 @@ def cut_and_appended(tag):
 
 
 def _pairs(found, tag):
+    """The pairs of ``found``'s inputs, or no example where it has none: a first input
+    of two lines or more (a cut in its last line leaves a run begun), and a second."""
     inputs = golden_inputs(found)
-    return st.tuples(
-        st.just(found),
-        st.sampled_from([with_own_ids(data, tag + b"a") for data in inputs
-                         if ends_its_last_run(found, data)]),
-        st.sampled_from([with_own_ids(data, tag + b"b") for data in inputs
-                         if begins_a_run(found, data)]))
+    firsts = [with_own_ids(data, tag + b"a") for data in inputs
+              if data.count(b"\n") > 1 and ends_its_last_run(found, data)]
+    seconds = [with_own_ids(data, tag + b"b") for data in inputs if begins_a_run(found, data)]
+    if not firsts or not seconds:
+        return st.nothing()
+    return st.tuples(st.just(found), st.sampled_from(firsts), st.sampled_from(seconds))
 
 
 @st.composite
