@@ -12,7 +12,7 @@ import orjson
 from ndagent import inputs
 from ndagent.decoder import BadLine, Event, Skipped, batches
 from ndagent.figures import day_of
-from ndagent.formats import Detector, OtherAgents, all_formats, what
+from ndagent.formats import Detector, OtherAgents, a_or_an, all_formats, what
 from ndagent.model import (
     CallPairer,
     Message,
@@ -65,7 +65,7 @@ class _OtherAgent:
         self.source = event.source
         self.line = event.line
         event = "event" if other.form == "stream" else "session line"
-        self.message = f"a {other.agent} {event} in {what(module)}"
+        self.message = f"{a_or_an(other.agent)} {event} in {what(module)}"
 
 
 def _dispatch(command, pairer, events, where):

@@ -13,6 +13,7 @@ from ndagent.decoder import MAX_LINE
 from ndagent.figures import date_of, zone_of
 from ndagent.formats import (
     DETECT_OBJECTS,
+    a_or_an,
     agents,
     all_formats,
     fallback,
@@ -356,7 +357,7 @@ def agents_help():
     otherwise = (f"an input whose objects all have types {found.title} uses is "
                  f"{found.title}'s (so is one with no object); any other is reported"
                  if found is not None else "it is reported")
-    other = f"a {formats[-1].name} event in a {formats[0].name} stream"
+    other = f"{a_or_an(formats[-1].name)} event in {a_or_an(formats[0].name)} stream"
     return _fill(
         f"Agents: each FILE (and standard input) is read as the stream of the agent "
         f"detected from its first JSON objects, by their keys and values: {listing}; objects "

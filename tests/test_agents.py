@@ -189,6 +189,21 @@ def test_another_agent_s_event_is_a_bad_line(call, write):
     assert call(validate_main, alone)[0] == 0
 
 
+OPENCODE_STEP = {"type": "step_start", "timestamp": 1790012100437, "sessionID": "ses_1",
+                 "part": {"id": "prt_1", "messageID": "msg_1", "sessionID": "ses_1",
+                          "type": "step-start"}}
+
+
+def test_an_agent_s_name_takes_the_article_it_is_said_with(call, write):
+    """'an' before a name said with a vowel first, in a message and in --help."""
+    _, out, _ = call(validate_main, write(claude_with(OPENCODE_STEP)))
+    assert "4: error: an opencode event in a claude stream [other-agent]" in out.decode()
+    lines = (GOLDEN / "opencode" / "success-tools" / "input.ndjson").read_bytes()
+    _, out, _ = call(validate_main, write(lines + orjson.dumps(CODEX_ITEM) + b"\n"))
+    assert "error: a codex event in an opencode stream [other-agent]" in out.decode()
+    assert " a amp " not in " ".join(run("json", "--help").stdout.decode().split())
+
+
 def test_another_agent_s_event_is_found_where_a_converter_reads_every_line(call, write):
     """The prefilter passes over a line that holds no event the format's markers name
     (a Codex item in a Claude stream); --strict reads every line, and stops there."""
@@ -380,7 +395,7 @@ def _envelope_stream(write, first):
          "result": "Hi.", "session_id": session, "duration_ms": 5})])
 
 
-@pytest.mark.parametrize("first, name", [(QWEN_INIT, "qwen"), (AMP_INIT, "amp")])
+@pytest.mark.parametrize("first, name", [(QWEN_INIT, "a qwen"), (AMP_INIT, "an amp")])
 def test_claude_envelope_agents_are_read_as_their_own(call, write, first, name):
     path = _envelope_stream(write, first)
     assert call(result_main, path) == (0, b"Hi.\n", "")
@@ -388,7 +403,7 @@ def test_claude_envelope_agents_are_read_as_their_own(call, write, first, name):
     assert status == 0 and b'"family"' not in out
     status, out, err = call(json_main, "--agent", "claude", path)
     assert (status, out) == (1, b"")
-    assert err == (f"ndagent-json: {path}:1: error: a {name} stream, not claude "
+    assert err == (f"ndagent-json: {path}:1: error: {name} stream, not claude "
                    "(--agent claude)\n")
 
 

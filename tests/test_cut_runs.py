@@ -317,18 +317,8 @@ test_property_cursor_runs_cut_anywhere_never_merge_with_the_next = _property("cu
 test_property_gemini_runs_cut_anywhere_never_merge_with_the_next = _property("gemini")
 
 
-# The formats whose golden inputs are known not to keep never_merge (defects found by
-# the property below, left to their format modules): why.
-KNOWN_TO_MERGE = {
-    "copilot": "a stream appended to a cut, or after a run with no result, is read as "
-               "more of the run: its first event (session.*, user.message) begins none",
-    "opencode": "the appended stream's first step_start, of another sessionID, ends the "
-                "run cut short with validate's session warning, which it has not alone",
-}
-
-
 @EXAMPLES
-@given(cut_and_appended(HEX_SEGMENT, lambda found: found.name not in KNOWN_TO_MERGE))
+@given(cut_and_appended(HEX_SEGMENT))
 def test_property_every_format_s_runs_cut_anywhere_never_merge_with_the_next(streams):
     """Any registered format's golden inputs: one whose last line ends its last run, cut
     anywhere in that line, then one that begins with a run: see never_merge."""
@@ -336,12 +326,12 @@ def test_property_every_format_s_runs_cut_anywhere_never_merge_with_the_next(str
     never_merge(first, second, HEX_SEGMENT)
 
 
-@pytest.mark.parametrize("agent", sorted(KNOWN_TO_MERGE))
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="KNOWN_TO_MERGE: fails until the format is fixed")
-def test_the_formats_known_to_merge_still_do(agent):
-    """Each known defect, on the first pair of its golden inputs: when it is fixed, this
-    passes (a strict xfail fails), and the agent leaves KNOWN_TO_MERGE."""
+@pytest.mark.parametrize("agent", ["copilot", "opencode"])
+def test_runs_told_from_what_came_before_never_merge_with_a_stream_appended(agent):
+    """The formats whose run begins at an event that a run may also hold (Copilot's
+    start-up notices and prompt, OpenCode's step_start), so that the Reader tells a
+    new run from the run in hand, on the first pair of their golden inputs: a stream
+    appended to a cut begins a run of its own, with no finding of its own."""
     found = formats.get(agent)
     inputs = golden_inputs(found)
     first = next(data for data in inputs if ends_its_last_run(found, data))

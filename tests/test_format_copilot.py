@@ -173,6 +173,45 @@ def test_two_runs_each_begin_after_the_result():
     assert all(start.announced for start in only(read(data), RunStart))
 
 
+@pytest.mark.parametrize("needs", NEEDS)
+@pytest.mark.parametrize("cut", [
+    Stream().add("session.tools_updated", model="gpt-5.4").add("user.message", content="Go")
+    .message("m1", "Running them.", requests=["c1"]).add("tool.execution_start",
+                                                         toolCallId="c1", toolName="bash"),
+    Stream().add("session.mcp_servers_loaded", servers=[])])
+def test_another_process_s_stream_after_a_run_with_no_result_begins_a_run(cut, needs):
+    """A session's first event (its parentId null, a start-up notice here) ends the run
+    in hand, cut off, whether that run got to its prompt or not."""
+    ends = only(read(cut.bytes() + success().bytes(), needs=needs), RunEnd)
+    assert [(end.cutoff, end.ok) for end in ends] == [(True, False), (False, True)]
+    assert ends[1].answer == "Two TODOs."
+    assert ends[0].answer == ("Running them." if len(cut.lines) > 1 else None)
+    starts = only(read(cut.bytes() + success().bytes(), needs=needs), RunStart)
+    assert [start.line for start in starts] == [1, len(cut.lines) + 1]
+
+
+@pytest.mark.parametrize("kind", ["user.message", "session.resume", "session.start"])
+def test_after_the_prompt_another_prompt_or_session_begins_another_run(kind):
+    """A resumed session's stream need not begin with a parentId null: after the run's
+    prompt, the main agent's next prompt, or a session's start or resumption, begins
+    another run (``copilot -p`` takes one prompt a process)."""
+    stream = Stream().add("user.message", content="Migrate").message("m1", "Running.")
+    stream.add(kind, content="And then?").message("m2", "Done.").result()
+    ends = only(read(stream), RunEnd)
+    assert [(end.cutoff, end.answer) for end in ends] == [(True, "Running."), (False, "Done.")]
+    assert [start.line for start in only(read(stream), RunStart)] == [1, 3]
+
+
+@pytest.mark.parametrize("kind, agent", [
+    ("session.warning", None), ("session.info", None), ("session.tools_updated", None),
+    ("session.mcp_server_status_changed", None), ("user.message", "a1")])
+def test_a_notice_or_a_subagent_s_prompt_in_a_run_begins_none(kind, agent):
+    stream = Stream().add("user.message", content="Migrate").message("m1", "Running.")
+    stream.add(kind, agent, content="Review it", message="An MCP server stopped.")
+    end, = only(read(stream.message("m2", "Done.").result()), RunEnd)
+    assert (end.ok, end.answer) == (True, "Done.")
+
+
 def test_the_checks():
     stream = (Stream().add("session.warning", warningType="mcp", message="off")
               .add("assistant.message_delta", messageId="m1", deltaContent="A")

@@ -216,6 +216,26 @@ def test_a_step_after_a_final_one_is_another_run_and_a_new_session_cuts_one_off(
                                                RunStart)] == [SESSION, SESSION, "ses_other"]
 
 
+@pytest.mark.parametrize("other", [Stream("ses_other").step().finish(),
+                                   Stream("ses_other").error({"name": "UnknownError"})])
+def test_a_run_of_another_session_after_one_cut_off_is_no_finding_of_its_own(other):
+    """A run cut off inside a step, then another session's stream (its first step, or an
+    error): the end cut off says so, as it does with nothing after it."""
+    cut = Stream().step().text("Checking.")
+    events = read(cut.bytes() + other.bytes(), checks=True)
+    assert not only(events, Note)
+    assert [end.cutoff for end in only(events, RunEnd)] == [True, False]
+
+
+def test_a_part_of_another_session_in_a_run_is_said_and_begins_a_run():
+    stream = Stream().step().text("Checking.")
+    stream.lines += Stream("ses_other").text("Elsewhere.").lines
+    events = read(stream, checks=True)
+    assert [(note.check, note.line) for note in only(events, Note)] == [
+        ("session", 3), ("outside-step", 3)]
+    assert [start.session_id for start in only(events, RunStart)] == [SESSION, "ses_other"]
+
+
 def test_done_ends_an_open_run_keeping_its_rejections_and_is_ignored_after_an_end():
     stream = Stream().step().finish("tool-calls").add("done", reason="idle", rejected=["bash"])
     end, = only(read(stream), RunEnd)

@@ -88,9 +88,15 @@ def session_stores(named, environ, home):
 
 
 def what(module):
-    """What an input of ``module``'s format is, for messages: 'a claude stream', 'a
-    claude session file'."""
-    return f"a {module.agent} {'stream' if module.form == 'stream' else 'session file'}"
+    """What an input of ``module``'s format is, for messages: 'a claude stream', 'an
+    opencode session file'."""
+    return a_or_an(f"{module.agent} {'stream' if module.form == 'stream' else 'session file'}")
+
+
+def a_or_an(phrase):
+    """``phrase`` after its indefinite article: 'an' before a vowel letter, as every
+    agent's name is said ('an amp event', 'a cursor stream')."""
+    return f"an {phrase}" if phrase[:1] in ("a", "e", "i", "o", "u") else f"a {phrase}"
 
 
 def get(name):

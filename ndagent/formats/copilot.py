@@ -37,9 +37,11 @@ SUBAGENT = "subagent.started"
 ERROR, WARNING, TOOLS_UPDATED = "session.error", "session.warning", "session.tools_updated"
 
 # The events a run may begin with: the CLI's start-up notices, then the prompt.
-_STARTS = ("session.start", "session.resume", "session.info", WARNING, TOOLS_UPDATED,
+_SESSION_STARTS = ("session.start", "session.resume")
+_STARTS = (*_SESSION_STARTS, "session.info", WARNING, TOOLS_UPDATED,
            "session.mcp_server_status_changed", "session.mcp_servers_loaded",
            "session.skills_loaded", "session.custom_agents_updated", USER)
+_STARTS_SET = frozenset(_STARTS)
 
 CHECKS = {
     "envelope": ("warning", "an event lacks its id, ISO timestamp or data object"),
@@ -204,9 +206,29 @@ def _main(event, data):
     return event.get("agentId") is None and data.get("parentToolCallId") is None
 
 
+def _begins_another(run, event, data):
+    """Whether a start-up notice or prompt ``event`` (its ``data``) begins another run
+    while ``run`` has had no ``result``, which is then cut off: another process's stream
+    follows it.  The first event of a session does (its ``parentId`` null: every later
+    event names an earlier one), and, after the run's prompt, a session's start or
+    resumption, or another prompt of the main agent (``copilot -p`` takes one prompt a
+    process).  Where the first event printed names one not printed (the CLI keeps the
+    session's first events off stdout), the start-up notices before the new prompt are
+    still read as the end of the run cut off: a notice may come within a run too."""
+    if "parentId" in data and data["parentId"] is None:
+        return True
+    if not run.prompted:
+        return False
+    kind = event.type
+    if kind == USER:
+        body = data.get("data")
+        return body.__class__ is dict and _main(data, body)
+    return kind in _SESSION_STARTS
+
+
 class _Run:
     __slots__ = ("start", "answer", "pieces", "piece_message", "usage", "model",
-                 "first_model", "error", "last_line", "deltas")
+                 "first_model", "error", "last_line", "deltas", "prompted")
 
     def __init__(self, start):
         self.start = start
@@ -219,6 +241,7 @@ class _Run:
         self.error = None  # the last session.error's message
         self.last_line = start.line
         self.deltas = {}  # messageId -> the deltas' text, until its whole message
+        self.prompted = False  # whether the main agent's prompt (user.message) was seen
 
 
 class Reader:
@@ -252,9 +275,8 @@ class Reader:
             ERROR: self._error,
             WARNING: self._warning,
             TOOLS_UPDATED: self._tools_updated,
+            USER: self._user,
         }
-        if self.transcript:
-            self._handlers[USER] = self._prompt
 
     def event(self, event):
         data = event.data
@@ -262,6 +284,9 @@ class Reader:
         out = []
         run = self.run
         if run is None:
+            run = self._begin(event, out)
+        elif kind in _STARTS_SET and _begins_another(run, event, data):
+            out += self.finish()
             run = self._begin(event, out)
         run.last_line = event.line
         if kind == RESULT:
@@ -283,8 +308,13 @@ class Reader:
     def awaits_run(self):
         return self.run is None
 
-    def _prompt(self, run, event, data, body, out):
-        """The user's prompt (a transcript's), and the run's first stream time."""
+    def _user(self, run, event, data, body, out):
+        """A prompt: the main agent's is the run's (another begins another run).  A
+        transcript shows it, and takes the run's first stream time from it."""
+        if _main(data, body):
+            run.prompted = True
+        if not self.transcript:
+            return
         text = body.get("content")
         if text.__class__ is str and text:
             out.append(Prompt(text=text, source=event.source, line=event.line))

@@ -24,13 +24,16 @@ ERROR, DONE = "error", "done"
 _PART_TYPES = frozenset({STEP_START, STEP_FINISH, TEXT, TOOL_USE, REASONING})
 _TYPES = _PART_TYPES | {ERROR, DONE}
 _TIMED = frozenset({STEP_START, STEP_FINISH, ERROR})
+# The events a run begins with (its first step, or an error before any).
+_BEGINS = (STEP_START, ERROR)
 
 # A step_finish with one of these reasons is followed by another step of the same run.
 _GOES_ON = frozenset({"tool-calls", "unknown"})
 
 CHECKS = {
     "envelope": ("warning", "a line lacks its type, numeric timestamp or string sessionID"),
-    "session": ("warning", "the sessionID changes within a run (a new run begins there)"),
+    "session": ("warning", "a part or step_finish of another sessionID than its run's (a "
+                           "new run begins there)"),
     "part-session": ("warning", "a part's sessionID differs from its line's"),
     "steps": ("warning", "step_start and step_finish do not alternate, or a step_finish "
                          "names another message than its step_start"),
@@ -256,7 +259,10 @@ class Reader:
             return out
         if run is not None and session is not None and run.session is not None \
                 and session != run.session:
-            if self.checks:
+            # A step_start or error of another session begins a run as a stream
+            # appended to a run cut off does, whose end says so: only a part or a
+            # step_finish of another session in a run is news.
+            if self.checks and kind not in _BEGINS:
                 out.append(note_at(event, "session", f'sessionID "{quote(session)}" after '
                                    f'"{quote(run.session)}": a new run begins'))
             out += self.finish()
@@ -538,7 +544,7 @@ FORMAT = Format(
     decides=decides,
     may_decide=may_decide,
     markers=markers,
-    run_starts=[(("type", STEP_START),), (("type", ERROR),)],
+    run_starts=[(("type", kind),) for kind in _BEGINS],
     reader=Reader,
     checks=CHECKS,
     run_end="a final step_finish",
