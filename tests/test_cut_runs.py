@@ -320,8 +320,8 @@ test_property_gemini_runs_cut_anywhere_never_merge_with_the_next = _property("ge
 @EXAMPLES
 @given(cut_and_appended(HEX_SEGMENT))
 def test_property_every_format_s_runs_cut_anywhere_never_merge_with_the_next(streams):
-    """Any registered stream format's golden inputs: one whose last line ends its last run, cut
-    anywhere in that line, then one that begins with a run: see never_merge."""
+    """Any registered stream format's golden inputs: one whose last line ends its last
+    run, cut anywhere in that line, then one that begins with a run: see never_merge."""
     _, first, second = streams
     never_merge(first, second, HEX_SEGMENT)
 
