@@ -130,6 +130,19 @@ def markers(needs):
     return tuple(found)
 
 
+# A stream may be cut before a start-up notice that begins a run, each of whose types
+# holds the needle (never before a run's prompt, which holds none).
+SPLIT_NEEDLE = b'"session.'
+_SPLIT_STARTS = frozenset(kind for kind in _STARTS if kind.startswith("session."))
+
+
+def splits_between(before, after, checks):
+    """A cut may fall after a ``result`` and before a start-up notice that begins the
+    next run: the Reader carries nothing from one run to the next, but for ``checks``
+    the event ids the parentId check follows."""
+    return not checks and before.get("type") == RESULT and after.get("type") in _SPLIT_STARTS
+
+
 def kind_of(name, data):
     if data.get("mcpServerName").__class__ is str:
         return "mcp"
@@ -495,6 +508,8 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="a result event",
+    splits_between=splits_between,
+    split_needle=SPLIT_NEEDLE,
     help=HELP,
     interchange=("copilot-cli", "github_copilot"),
     extra_figures={"premium_requests": "the premium requests the run used (its result's "
