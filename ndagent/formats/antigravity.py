@@ -89,10 +89,15 @@ def decides(data):
     return event != INIT or "conversation_id" in data
 
 
+# The lines that begin and end runs, all that the native object (the result's) needs.
+_BOUNDARIES = ((("event", INIT),), (("event", RESULT),))
+
+
 def markers(needs):
-    """None: every line is decoded.  Nearly every line is a step, and the steps hold
-    the usage every need has a run's figures from."""
-    return None
+    """The inits and results alone for the native object; else None: every line is
+    decoded, as nearly every line is a step, and the steps hold the text, the calls
+    and the usage the run's figures are summed from."""
+    return _BOUNDARIES if needs <= {"native"} else None
 
 
 SPLIT_NEEDLE = b'"init"'
