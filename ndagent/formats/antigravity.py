@@ -180,10 +180,16 @@ class Reader:
     def event(self, event):
         data = event.data
         kind = data.get("event")
+        run = self.run
+        if kind == STEP and run is not None:  # nearly every line: a step of the run in hand
+            body = data.get(STEP)
+            out = []
+            run.last_line = event.line
+            self._step(run, event, body if body.__class__ is dict else {}, out)
+            return out
         body = data.get(kind) if kind.__class__ is str else None
         body = body if body.__class__ is dict else {}
         out = []
-        run = self.run
         if kind == INIT:
             out += self.finish()
             run = self._begin(event, data, body, out)
@@ -284,13 +290,14 @@ class Reader:
 
     def _step(self, run, event, step, out):
         conversation = step.get("conversation_id")
-        if run.conversation is None and conversation.__class__ is str:
-            run.conversation = run.start.session_id = conversation
-        elif conversation != run.conversation:
-            if self.checks:
-                out.append(note_at(event, "conversation", "a step of another conversation: "
-                                                          "passed over"))
-            return
+        if conversation != run.conversation:
+            if run.conversation is None and conversation.__class__ is str:
+                run.conversation = run.start.session_id = conversation
+            else:
+                if self.checks:
+                    out.append(note_at(event, "conversation", "a step of another "
+                                                              "conversation: passed over"))
+                return
         index = step.get("step_index")
         if index.__class__ is int:
             if self.checks and run.step_index is not None and index < run.step_index:
@@ -298,25 +305,16 @@ class Reader:
                                                         f"{run.step_index}"))
             run.step_index = index
         step_type = step.get("step_type")
-        if step_type == "agent_response":
-            self._response(run, event, step, out)
+        if step_type == "agent_response":  # inline: nearly every step is a text_delta
+            text = step.get("text_delta")
+            if text.__class__ is str and text:
+                run.pieces.append(text)
+                if self.texts:
+                    out.append(Text(text, None, event.source, event.line))
+            if step.get("state") == "DONE":
+                _add_usage(run, usage_of(step.get("usage")))
         elif step_type in _CALL_STEPS:
             self._call(run, event, step, f"{conversation}:{index}", out)
-
-    def _response(self, run, event, step, out):
-        text = step.get("text_delta")
-        if text.__class__ is str and text:
-            run.pieces.append(text)
-            if self.texts:
-                out.append(Text(text, None, event.source, event.line))
-        if step.get("state") == "DONE":
-            usage = usage_of(step.get("usage"))
-            if usage is not None:
-                if run.usage is None:
-                    run.usage = usage
-                else:
-                    for key in ("input", "cacheRead", "output"):
-                        run.usage[key] += usage[key]
 
     def _call(self, run, event, step, call_id, out):
         state = step.get("state")
@@ -350,6 +348,17 @@ class Reader:
         # Its duration_seconds has no place in the model: a call's duration is the time
         # between its events' clocks, and agy's lines have none.
         out.append(ToolEnd(outcome=outcome, result=result, **fields))
+
+
+def _add_usage(run, usage):
+    """Add a DONE agent_response step's figures (``usage_of``, or None) to the run's."""
+    if usage is None:
+        return
+    if run.usage is None:
+        run.usage = usage
+    else:
+        for key in ("input", "cacheRead", "output"):
+            run.usage[key] += usage[key]
 
 
 def _error_only(data, body):
