@@ -91,12 +91,14 @@ class Reader(stream.Reader):
         self.init = None  # the init just read, whose prompt comes next (checks only)
 
     def event(self, event):
+        if not self.checks:  # the init waiting for its prompt is kept for validate only
+            return super().event(event)
         init, self.init = self.init, None
         out = []
         if init is not None and not (event.type == "user" and _prompt(event.data)):
             out.append(note_at(init, "prompt", "the prompt does not come back after the init"))
         out += super().event(event)
-        if self.checks and event.type == "system" and event.data.get("subtype") == "init":
+        if event.type == "system" and event.data.get("subtype") == "init":
             self.init = event
         return out
 
