@@ -71,10 +71,8 @@ _AUTO_REJECTED = ("The user rejected permission to use this specific tool call",
                   "tool call")
 
 _BOUNDARIES = tuple((("type", kind),) for kind in (STEP_START, STEP_FINISH, ERROR, DONE))
-_TOOLS = ((("type", TOOL_USE),),)
 _TEXT = ((("type", TEXT),),)
-_MARKERS = {"text": _TEXT, "tools": _TOOLS, "tool_ends": _TOOLS, "ends": _TEXT, "native": _TEXT,
-            "transcript": _TEXT}
+_MARKERS = {"text": _TEXT, "ends": _TEXT, "native": _TEXT, "transcript": _TEXT}
 
 
 def may_decide(kind):
@@ -100,8 +98,12 @@ def decides(data):
 
 def markers(needs):
     """The lines that matter for ``needs``: the step boundaries, errors and ``done``
-    always (they begin and end runs, and hold the usage); tool_use for calls; text for
-    the text and the answer."""
+    always (they begin and end runs, and hold the usage); text for the text and the
+    answer.  Where calls matter, every line (None): the tool_use lines, which hold the
+    calls' output, are most of a stream's bytes, and the small lines left cost less to
+    decode than the search of every byte for markers."""
+    if "tools" in needs or "tool_ends" in needs:
+        return None
     found = list(_BOUNDARIES)
     for need in sorted(needs):
         for marker in _MARKERS[need]:
