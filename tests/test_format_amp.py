@@ -7,6 +7,7 @@ import orjson
 import pytest
 from conftest import model_events
 
+from ndagent import formats
 from ndagent.formats import amp
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
@@ -162,3 +163,16 @@ def test_a_cut_off_run_answers_with_its_last_line_and_leaves_its_call_open():
     end, = only(events, RunEnd)
     assert (end.cutoff, end.answer) == (True, "Building.")
     assert only(events, ToolEnd) == []
+
+
+@pytest.mark.parametrize("needs", [{"tools"}, {"tool_ends"}, {"text", "tools", "ends"}])
+def test_every_line_is_decoded_where_the_envelope_s_markers_select_every_amp_line(needs):
+    """Amp writes no stream_event: where calls matter (the user lines), the envelope's
+    markers select each of its lines, and the search for them is spared."""
+    assert amp.markers(needs) is None
+
+
+def test_the_user_lines_are_passed_over_otherwise_and_the_envelope_stays_claude_s():
+    for needs in ({"native"}, {"text", "ends"}):
+        assert (("type", "user"),) not in amp.markers(needs)
+    assert amp.FORMAT in formats.sharing_envelope(formats.get("claude"))

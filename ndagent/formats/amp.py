@@ -63,10 +63,20 @@ def may_decide(kind):
     return kind in stream.AMP_TYPES
 
 
-# The lines to decode for each need, and the bytes of the lines a stream may be cut
-# before: the envelope's (``_claude_stream``).
-markers = stream.markers
+# The bytes of the lines a stream may be cut before: the envelope's (``_claude_stream``).
 SPLIT_NEEDLE = stream.SPLIT_NEEDLE
+_USER = (("type", "user"),)
+
+
+def markers(needs):
+    """The envelope's markers for ``needs``, or None (every line) where they select the
+    user lines: Amp writes no stream_event, so they then select every line it writes,
+    and the search for them would pass over nothing."""
+    found = stream.markers(needs)
+    return None if _USER in found else found
+
+
+markers.__wrapped__ = stream.markers  # the envelope's: formats.sharing_envelope
 
 
 def decides(data):
@@ -220,7 +230,7 @@ FORMAT = Format(
     checks=CHECKS,
     splits_between=splits_between,
     help=HELP,
-    **stream.ENVELOPE,
+    **{**stream.ENVELOPE, "markers": markers},
     interchange=("amp", "amp"),
     order=90,
 )
