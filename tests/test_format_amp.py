@@ -3,6 +3,8 @@ with thread ids, messages without ids, usage only on assistant lines, a failed r
 error as a string, its checks), on small streams written here in Amp's shapes; no real
 capture could be shared."""
 
+from pathlib import Path
+
 import orjson
 import pytest
 from conftest import model_events
@@ -62,6 +64,9 @@ def text(value):
 
 def call(call_id, name, args):
     return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+GOLDEN = Path(__file__).parent / "golden" / "amp"
 
 
 def read(stream, checks=False, needs=None):
@@ -176,3 +181,21 @@ def test_the_user_lines_are_passed_over_otherwise_and_the_envelope_stays_claude_
     for needs in ({"native"}, {"text", "ends"}):
         assert (("type", "user"),) not in amp.markers(needs)
     assert amp.FORMAT in formats.sharing_envelope(formats.get("claude"))
+
+
+def native_view(events):
+    """What json sees of a stream's runs: where each begins, how it ends, its object."""
+    return [(end.start.line, end.cutoff, end.ok, end.failure, end.native)
+            for end in events if end.__class__ is RunEnd]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/input.ndjson")),
+                         ids=lambda path: path.parent.name)
+def test_the_native_object_needs_no_assistant_line(path):
+    """It is the result as it stands: json's runs begin, end and hold the same objects
+    as when every line is decoded."""
+    assert (("type", "assistant"),) not in amp.markers({"native"})
+    assert (("type", "assistant"),) in amp.markers({"text", "ends"})
+    data = path.read_bytes()
+    assert (native_view(model_events(amp, data, needs={"native"}))
+            == native_view(model_events(amp, data)))

@@ -65,15 +65,20 @@ def may_decide(kind):
 
 # The bytes of the lines a stream may be cut before: the envelope's (``_claude_stream``).
 SPLIT_NEEDLE = stream.SPLIT_NEEDLE
-_USER = (("type", "user"),)
+_USER, _ASSISTANT = (("type", "user"),), (("type", "assistant"),)
 
 
 def markers(needs):
     """The envelope's markers for ``needs``, or None (every line) where they select the
     user lines: Amp writes no stream_event, so they then select every line it writes,
-    and the search for them would pass over nothing."""
+    and the search for them would pass over nothing.  The native object alone needs no
+    assistant line: it is the result as it stands (no figure of the run is put in it)."""
     found = stream.markers(needs)
-    return None if _USER in found else found
+    if _USER in found:
+        return None
+    if needs <= {"native"}:
+        return tuple(marker for marker in found if marker != _ASSISTANT)
+    return found
 
 
 markers.__wrapped__ = stream.markers  # the envelope's: formats.sharing_envelope
