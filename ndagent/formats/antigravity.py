@@ -158,7 +158,7 @@ class _Run:
         self.last_line = start.line
         self.pieces = []  # the text_deltas: the answer so far
         self.usage = None  # the sums of the DONE agent_response steps' usage
-        self.step_index = None
+        self.step_index = None  # the last step's (checks only)
 
 
 class Reader:
@@ -298,12 +298,8 @@ class Reader:
                     out.append(note_at(event, "conversation", "a step of another "
                                                               "conversation: passed over"))
                 return
-        index = step.get("step_index")
-        if index.__class__ is int:
-            if self.checks and run.step_index is not None and index < run.step_index:
-                out.append(note_at(event, "step-order", f"step_index {index} after "
-                                                        f"{run.step_index}"))
-            run.step_index = index
+        if self.checks:
+            self._check_order(run, event, step.get("step_index"), out)
         step_type = step.get("step_type")
         if step_type == "agent_response":  # inline: nearly every step is a text_delta
             text = step.get("text_delta")
@@ -314,7 +310,16 @@ class Reader:
             if step.get("state") == "DONE":
                 _add_usage(run, usage_of(step.get("usage")))
         elif step_type in _CALL_STEPS:
-            self._call(run, event, step, f"{conversation}:{index}", out)
+            self._call(run, event, step, f"{conversation}:{step.get('step_index')}", out)
+
+    @staticmethod
+    def _check_order(run, event, index, out):
+        """A step_index lower than the one before it is said."""
+        if index.__class__ is int:
+            if run.step_index is not None and index < run.step_index:
+                out.append(note_at(event, "step-order", f"step_index {index} after "
+                                                        f"{run.step_index}"))
+            run.step_index = index
 
     def _call(self, run, event, step, call_id, out):
         state = step.get("state")
