@@ -82,7 +82,11 @@ _SEARCH_TARGET_KEYS = ("pattern", "query", "path")
 _EXIT_SUFFIX = "<exited with exit code "
 _CODE_OUTCOMES = {"denied": "permissionDenied", "rejected": "rejected"}
 
-_ALWAYS = tuple((("type", kind),) for kind in (RESULT, *_STARTS, ERROR, MESSAGE, USAGE))
+_ALWAYS = tuple((("type", kind),) for kind in (RESULT, *_STARTS, ERROR))
+_MESSAGES = ((("type", MESSAGE),), (("type", USAGE),))
+# The needs that take neither messages nor usage: the calls' ends (named by their
+# starts) and the native object (the result as it stands).
+_NO_MESSAGES = frozenset({"tool_ends", "native"})
 _TOOLS = ((("type", TOOL_START),), (("type", TOOL_END),), (("type", SUBAGENT),))
 _MARKERS = {"text": ((("type", DELTA),),), "tools": _TOOLS, "tool_ends": _TOOLS, "ends": (),
             "native": (), "transcript": ((("type", USER),),)}
@@ -119,10 +123,11 @@ def decides(data):
 
 
 def markers(needs):
-    """The lines that matter for ``needs``: the result, the events a run begins with,
-    errors, messages (the answer and the model) and usage always; deltas for text;
-    the tool events and subagent starts for calls."""
-    found = list(_ALWAYS)
+    """The lines that matter for ``needs``: the result, the events a run begins with
+    and errors always; messages (the answer, the model, the message that requested each
+    call) and usage but for the calls' ends and the native object alone; deltas for
+    text; the tool events and subagent starts for calls."""
+    found = list(_ALWAYS if needs <= _NO_MESSAGES else _ALWAYS + _MESSAGES)
     for need in sorted(needs):
         for marker in _MARKERS[need]:
             if marker not in found:
