@@ -3,10 +3,13 @@ with thread ids, messages without ids, usage only on assistant lines, a failed r
 error as a string, its checks), on small streams written here in Amp's shapes; no real
 capture could be shared."""
 
+from pathlib import Path
+
 import orjson
 import pytest
 from conftest import model_events
 
+from ndagent import formats
 from ndagent.formats import amp
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
@@ -61,6 +64,9 @@ def text(value):
 
 def call(call_id, name, args):
     return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+GOLDEN = Path(__file__).parent / "golden" / "amp"
 
 
 def read(stream, checks=False, needs=None):
@@ -162,3 +168,34 @@ def test_a_cut_off_run_answers_with_its_last_line_and_leaves_its_call_open():
     end, = only(events, RunEnd)
     assert (end.cutoff, end.answer) == (True, "Building.")
     assert only(events, ToolEnd) == []
+
+
+@pytest.mark.parametrize("needs", [{"tools"}, {"tool_ends"}, {"text", "tools", "ends"}])
+def test_every_line_is_decoded_where_the_envelope_s_markers_select_every_amp_line(needs):
+    """Amp writes no stream_event: where calls matter (the user lines), the envelope's
+    markers select each of its lines, and the search for them is spared."""
+    assert amp.markers(needs) is None
+
+
+def test_the_user_lines_are_passed_over_otherwise_and_the_envelope_stays_claude_s():
+    for needs in ({"native"}, {"text", "ends"}):
+        assert (("type", "user"),) not in amp.markers(needs)
+    assert amp.FORMAT in formats.sharing_envelope(formats.get("claude"))
+
+
+def native_view(events):
+    """What json sees of a stream's runs: where each begins, how it ends, its object."""
+    return [(end.start.line, end.cutoff, end.ok, end.failure, end.native)
+            for end in events if end.__class__ is RunEnd]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/input.ndjson")),
+                         ids=lambda path: path.parent.name)
+def test_the_native_object_needs_no_assistant_line(path):
+    """It is the result as it stands: json's runs begin, end and hold the same objects
+    as when every line is decoded."""
+    assert (("type", "assistant"),) not in amp.markers({"native"})
+    assert (("type", "assistant"),) in amp.markers({"text", "ends"})
+    data = path.read_bytes()
+    assert (native_view(model_events(amp, data, needs={"native"}))
+            == native_view(model_events(amp, data)))

@@ -218,6 +218,26 @@ def test_decides_on_an_event_envelope_with_no_type_and_is_found_in_another_strea
     assert found == [antigravity.FORMAT]
 
 
+def native_view(events):
+    """What json sees of a stream's runs: where each begins, how it ends, its object."""
+    return [(end.start.line, end.cutoff, end.ok, end.failure, end.native)
+            for end in only(events, RunEnd)]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/input.ndjson")),
+                         ids=lambda path: path.parent.name)
+def test_the_native_object_needs_only_the_inits_and_results(path):
+    """The steps, nearly every line, are passed over for json: its runs begin, end and
+    hold the same objects as when every line is decoded."""
+    assert antigravity.markers({"native"}) == ((("event", "init"),), (("event", "result"),))
+    data = path.read_bytes()
+    assert native_view(read(data, needs={"native"})) == native_view(read(data))
+    runs_without_init = Stream().respond("a").result().lines[1:] * 2 + [{"event": "x"}]
+    data = Stream(init=False).bytes() + b"".join(orjson.dumps(line) + b"\n"
+                                                 for line in runs_without_init)
+    assert native_view(read(data, needs={"native"})) == native_view(read(data))
+
+
 # The real capture, when it is beside the clone.
 
 def corpus_files():

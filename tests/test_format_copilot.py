@@ -238,6 +238,22 @@ def test_the_prefilter_leaves_the_runs_and_their_figures_as_they_are(needs):
         (e.ok, e.usage, e.model, e.answer, e.line) for e in whole]
 
 
+@pytest.mark.parametrize("needs", [frozenset({"tool_ends"}), frozenset({"native"})])
+def test_the_calls_ends_and_the_native_object_need_no_message_nor_usage(needs):
+    """Those lines are passed over: the runs end alike, with the same object, and the
+    calls' ends have the same tools and outcomes."""
+    assert not {(("type", "assistant.message"),), (("type", "assistant.usage"),)} & set(
+        copilot.markers(needs))
+    data = success().bytes() + Stream().add("session.error", message="x").result(1).bytes()
+
+    def seen(events):
+        return [(e.ok, e.failure, e.cutoff, e.native, e.line) if e.__class__ is RunEnd
+                else (e.call_id, e.kind, e.name, e.outcome, e.line) for e in events
+                if e.__class__ is RunEnd or e.__class__ is ToolEnd and "tool_ends" in needs]
+
+    assert seen(read(data, needs=needs)) == seen(read(data))
+
+
 def test_decides_on_dotted_types_with_data_not_codex_s():
     assert copilot.decides({"type": "session.idle", "data": {}})
     assert not copilot.decides({"type": "session.idle"})

@@ -276,6 +276,18 @@ def test_the_prefilter_leaves_the_runs_and_their_figures_as_they_are(needs):
         assert [e.answer for e in part] == [e.answer for e in whole]
 
 
+@pytest.mark.parametrize("needs", [{"tools"}, {"tool_ends"}, {"text", "tools", "ends"}])
+def test_every_line_is_decoded_where_calls_matter(needs):
+    """The tool_use lines, which hold the calls' output, are then decoded: passing over
+    the small lines left saves less than the search for markers costs."""
+    assert opencode.markers(needs) is None
+
+
+def test_the_tool_use_lines_are_passed_over_where_calls_do_not_matter():
+    for needs in ({"native"}, {"text", "ends"}):
+        assert (("type", "tool_use"),) not in opencode.markers(needs)
+
+
 def test_decides_on_session_id_with_a_part_or_an_error():
     step, = Stream().step().lines
     assert opencode.decides(step)

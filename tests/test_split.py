@@ -558,7 +558,8 @@ def test_a_codex_file_is_cut_only_where_a_thread_begins_and_not_for_validate(tmp
                    for part in made[1:])
 
 
-@pytest.mark.parametrize("agent", ["cursor", "claude", "codex", "gemini"])
+@pytest.mark.parametrize("agent", ["cursor", "claude", "codex", "gemini", "opencode", "qwen",
+                                   "amp", "antigravity", "copilot"])
 def test_the_bench_streams_print_the_same_in_parts(agent, tmp_path):
     """The first megabytes of each agent's bench stream (tests/bench/generate.py), a
     bad line and a cut-off line put in: every verb prints in parts what it prints in one

@@ -134,8 +134,15 @@ def leaner():
 
 def sharing_envelope(found):
     """The formats that write the envelope of ``found``, ``found`` among them, in order:
-    those whose lines are selected by the same ``markers`` (one module reads them all)."""
-    return tuple(each for each in all_formats() if each.markers is found.markers)
+    those whose lines are selected by the same ``markers`` (one module reads them all),
+    or by markers that wrap them (``__wrapped__``: a format that writes fewer kinds of
+    line decodes every line where those would select all it writes)."""
+    envelope = _unwrapped(found.markers)
+    return tuple(each for each in all_formats() if _unwrapped(each.markers) is envelope)
+
+
+def _unwrapped(markers):
+    return getattr(markers, "__wrapped__", markers)
 
 
 class Detector:

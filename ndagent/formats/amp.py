@@ -62,10 +62,25 @@ def may_decide(kind):
     return kind in stream.AMP_TYPES
 
 
-# The lines to decode for each need, and the bytes of the lines a stream may be cut
-# before: the envelope's (``_claude_stream``).
-markers = stream.markers
+# The bytes of the lines a stream may be cut before: the envelope's (``_claude_stream``).
 SPLIT_NEEDLE = stream.SPLIT_NEEDLE
+_USER, _ASSISTANT = (("type", "user"),), (("type", "assistant"),)
+
+
+def markers(needs):
+    """The envelope's markers for ``needs``, or None (every line) where they select the
+    user lines: Amp writes no stream_event, so they then select every line it writes,
+    and the search for them would pass over nothing.  The native object alone needs no
+    assistant line: it is the result as it stands (no figure of the run is put in it)."""
+    found = stream.markers(needs)
+    if _USER in found:
+        return None
+    if needs <= {"native"}:
+        return tuple(marker for marker in found if marker != _ASSISTANT)
+    return found
+
+
+markers.__wrapped__ = stream.markers  # the envelope's: formats.sharing_envelope
 
 
 def decides(data):
@@ -90,12 +105,14 @@ class Reader(stream.Reader):
         self.init = None  # the init just read, whose prompt comes next (checks only)
 
     def event(self, event):
+        if not self.checks:  # the init waiting for its prompt is kept for validate only
+            return super().event(event)
         init, self.init = self.init, None
         out = []
         if init is not None and not (event.type == "user" and _prompt(event.data)):
             out.append(note_at(init, "prompt", "the prompt does not come back after the init"))
         out += super().event(event)
-        if self.checks and event.type == "system" and event.data.get("subtype") == "init":
+        if event.type == "system" and event.data.get("subtype") == "init":
             self.init = event
         return out
 
@@ -238,7 +255,7 @@ FORMAT = Format(
     checks=CHECKS,
     splits_between=splits_between,
     help=HELP,
-    **stream.ENVELOPE,
+    **{**stream.ENVELOPE, "markers": markers},
     interchange=("amp", "amp"),
     order=90,
 )

@@ -88,10 +88,15 @@ def decides(data):
     return event != INIT or "conversation_id" in data
 
 
+# The lines that begin and end runs, all that the native object (the result's) needs.
+_BOUNDARIES = ((("event", INIT),), (("event", RESULT),))
+
+
 def markers(needs):
-    """None: every line is decoded.  Nearly every line is a step, and the steps hold
-    the usage every need has a run's figures from."""
-    return None
+    """The inits and results alone for the native object; else None: every line is
+    decoded, as nearly every line is a step, and the steps hold the text, the calls
+    and the usage the run's figures are summed from."""
+    return _BOUNDARIES if needs <= {"native"} else None
 
 
 SPLIT_NEEDLE = b'"init"'
@@ -152,7 +157,7 @@ class _Run:
         self.last_line = start.line
         self.pieces = []  # the text_deltas: the answer so far
         self.usage = None  # the sums of the DONE agent_response steps' usage
-        self.step_index = None
+        self.step_index = None  # the last step's (checks only)
 
 
 class Reader:
@@ -174,10 +179,16 @@ class Reader:
     def event(self, event):
         data = event.data
         kind = data.get("event")
+        run = self.run
+        if kind == STEP and run is not None:  # nearly every line: a step of the run in hand
+            body = data.get(STEP)
+            out = []
+            run.last_line = event.line
+            self._step(run, event, body if body.__class__ is dict else {}, out)
+            return out
         body = data.get(kind) if kind.__class__ is str else None
         body = body if body.__class__ is dict else {}
         out = []
-        run = self.run
         if kind == INIT:
             out += self.finish()
             run = self._begin(event, data, body, out)
@@ -278,39 +289,36 @@ class Reader:
 
     def _step(self, run, event, step, out):
         conversation = step.get("conversation_id")
-        if run.conversation is None and conversation.__class__ is str:
-            run.conversation = run.start.session_id = conversation
-        elif conversation != run.conversation:
-            if self.checks:
-                out.append(note_at(event, "conversation", "a step of another conversation: "
-                                                          "passed over"))
-            return
-        index = step.get("step_index")
+        if conversation != run.conversation:
+            if run.conversation is None and conversation.__class__ is str:
+                run.conversation = run.start.session_id = conversation
+            else:
+                if self.checks:
+                    out.append(note_at(event, "conversation", "a step of another "
+                                                              "conversation: passed over"))
+                return
+        if self.checks:
+            self._check_order(run, event, step.get("step_index"), out)
+        step_type = step.get("step_type")
+        if step_type == "agent_response":  # inline: nearly every step is a text_delta
+            text = step.get("text_delta")
+            if text.__class__ is str and text:
+                run.pieces.append(text)
+                if self.texts:
+                    out.append(Text(text, None, event.source, event.line))
+            if step.get("state") == "DONE":
+                _add_usage(run, usage_of(step.get("usage")))
+        elif step_type in _CALL_STEPS:
+            self._call(run, event, step, f"{conversation}:{step.get('step_index')}", out)
+
+    @staticmethod
+    def _check_order(run, event, index, out):
+        """A step_index lower than the one before it is said."""
         if index.__class__ is int:
-            if self.checks and run.step_index is not None and index < run.step_index:
+            if run.step_index is not None and index < run.step_index:
                 out.append(note_at(event, "step-order", f"step_index {index} after "
                                                         f"{run.step_index}"))
             run.step_index = index
-        step_type = step.get("step_type")
-        if step_type == "agent_response":
-            self._response(run, event, step, out)
-        elif step_type in _CALL_STEPS:
-            self._call(run, event, step, f"{conversation}:{index}", out)
-
-    def _response(self, run, event, step, out):
-        text = step.get("text_delta")
-        if text.__class__ is str and text:
-            run.pieces.append(text)
-            if self.texts:
-                out.append(Text(text, None, event.source, event.line))
-        if step.get("state") == "DONE":
-            usage = usage_of(step.get("usage"))
-            if usage is not None:
-                if run.usage is None:
-                    run.usage = usage
-                else:
-                    for key in ("input", "cacheRead", "output"):
-                        run.usage[key] += usage[key]
 
     def _call(self, run, event, step, call_id, out):
         state = step.get("state")
@@ -344,6 +352,17 @@ class Reader:
         # Its duration_seconds has no place in the model: a call's duration is the time
         # between its events' clocks, and agy's lines have none.
         out.append(ToolEnd(outcome=outcome, result=result, **fields))
+
+
+def _add_usage(run, usage):
+    """Add a DONE agent_response step's figures (``usage_of``, or None) to the run's."""
+    if usage is None:
+        return
+    if run.usage is None:
+        run.usage = usage
+    else:
+        for key in ("input", "cacheRead", "output"):
+            run.usage[key] += usage[key]
 
 
 def _error_only(data, body):

@@ -83,7 +83,11 @@ _SEARCH_TARGET_KEYS = ("pattern", "query", "path")
 _EXIT_SUFFIX = "<exited with exit code "
 _CODE_OUTCOMES = {"denied": "permissionDenied", "rejected": "rejected"}
 
-_ALWAYS = tuple((("type", kind),) for kind in (RESULT, *_STARTS, ERROR, MESSAGE, USAGE))
+_ALWAYS = tuple((("type", kind),) for kind in (RESULT, *_STARTS, ERROR))
+_MESSAGES = ((("type", MESSAGE),), (("type", USAGE),))
+# The needs that take neither messages nor usage: the calls' ends (named by their
+# starts) and the native object (the result as it stands).
+_NO_MESSAGES = frozenset({"tool_ends", "native"})
 _TOOLS = ((("type", TOOL_START),), (("type", TOOL_END),), (("type", SUBAGENT),))
 _MARKERS = {"text": ((("type", DELTA),),), "tools": _TOOLS, "tool_ends": _TOOLS, "ends": (),
             "native": (), "transcript": ((("type", USER),),)}
@@ -120,15 +124,29 @@ def decides(data):
 
 
 def markers(needs):
-    """The lines that matter for ``needs``: the result, the events a run begins with,
-    errors, messages (the answer and the model) and usage always; deltas for text;
-    the tool events and subagent starts for calls."""
-    found = list(_ALWAYS)
+    """The lines that matter for ``needs``: the result, the events a run begins with
+    and errors always; messages (the answer, the model, the message that requested each
+    call) and usage but for the calls' ends and the native object alone; deltas for
+    text; the tool events and subagent starts for calls."""
+    found = list(_ALWAYS if needs <= _NO_MESSAGES else _ALWAYS + _MESSAGES)
     for need in sorted(needs):
         for marker in _MARKERS[need]:
             if marker not in found:
                 found.append(marker)
     return tuple(found)
+
+
+# A stream may be cut before a start-up notice that begins a run, each of whose types
+# holds the needle (never before a run's prompt, which holds none).
+SPLIT_NEEDLE = b'"session.'
+_SPLIT_STARTS = frozenset(kind for kind in _STARTS if kind.startswith("session."))
+
+
+def splits_between(before, after, checks):
+    """A cut may fall after a ``result`` and before a start-up notice that begins the
+    next run: the Reader carries nothing from one run to the next, but for ``checks``
+    the event ids the parentId check follows."""
+    return not checks and before.get("type") == RESULT and after.get("type") in _SPLIT_STARTS
 
 
 def kind_of(name, data):
@@ -547,6 +565,8 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     run_end="a result event",
+    splits_between=splits_between,
+    split_needle=SPLIT_NEEDLE,
     help=HELP,
     interchange=("copilot-cli", "github_copilot"),
     extra_figures={"premium_requests": "the premium requests the run used (its result's "

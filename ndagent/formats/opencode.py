@@ -73,10 +73,8 @@ _AUTO_REJECTED = ("The user rejected permission to use this specific tool call",
                   "tool call")
 
 _BOUNDARIES = tuple((("type", kind),) for kind in (STEP_START, STEP_FINISH, ERROR, DONE))
-_TOOLS = ((("type", TOOL_USE),),)
 _TEXT = ((("type", TEXT),),)
-_MARKERS = {"text": _TEXT, "tools": _TOOLS, "tool_ends": _TOOLS, "ends": _TEXT, "native": _TEXT,
-            "transcript": _TEXT}
+_MARKERS = {"text": _TEXT, "ends": _TEXT, "native": _TEXT, "transcript": _TEXT}
 
 
 def may_decide(kind):
@@ -102,8 +100,12 @@ def decides(data):
 
 def markers(needs):
     """The lines that matter for ``needs``: the step boundaries, errors and ``done``
-    always (they begin and end runs, and hold the usage); tool_use for calls; text for
-    the text and the answer."""
+    always (they begin and end runs, and hold the usage); text for the text and the
+    answer.  Where calls matter, every line (None): the tool_use lines, which hold the
+    calls' output, are most of a stream's bytes, and the small lines left cost less to
+    decode than the search of every byte for markers."""
+    if "tools" in needs or "tool_ends" in needs:
+        return None
     found = list(_BOUNDARIES)
     for need in sorted(needs):
         for marker in _MARKERS[need]:
@@ -398,25 +400,27 @@ class Reader:
             return
         cache = tokens.get("cache")
         cache = cache if cache.__class__ is dict else {}
-        step = {"input": _number(tokens.get("input")), "output": _number(tokens.get("output")),
-                "reasoning": _number(tokens.get("reasoning")),
-                "cache": {"read": _number(cache.get("read")),
-                          "write": _number(cache.get("write"))}}
-        parts = (step["input"] + step["output"] + step["reasoning"] + step["cache"]["read"]
-                 + step["cache"]["write"])
+        given, output = _number(tokens.get("input")), _number(tokens.get("output"))
+        reasoning = _number(tokens.get("reasoning"))
+        read, write = _number(cache.get("read")), _number(cache.get("write"))
+        parts = given + output + reasoning + read + write
         total = tokens.get("total")
         if self.checks and "total" in tokens and total != parts:
             out.append(note_at(event, "tokens-total", f"tokens.total {quote(str(total))} is not "
                                                       f"the sum of its parts ({parts})"))
-        step = {"total": total if total.__class__ is int else parts, **step}
-        if run.tokens is None:
-            run.tokens = step
+        if total.__class__ is not int:
+            total = parts
+        summed = run.tokens
+        if summed is None:
+            run.tokens = {"total": total, "input": given, "output": output,
+                          "reasoning": reasoning, "cache": {"read": read, "write": write}}
         else:
-            summed = run.tokens
-            for key in ("total", "input", "output", "reasoning"):
-                summed[key] += step[key]
-            for key in ("read", "write"):
-                summed["cache"][key] += step["cache"][key]
+            summed["total"] += total
+            summed["input"] += given
+            summed["output"] += output
+            summed["reasoning"] += reasoning
+            summed["cache"]["read"] += read
+            summed["cache"]["write"] += write
         cost = part.get("cost")
         if cost.__class__ is int or cost.__class__ is float:
             run.cost_decimals = max(run.cost_decimals, _decimals(cost))
