@@ -18,6 +18,7 @@ from ndagent.figures import (
     Figures,
     Tally,
     day_of,
+    exact_text,
     figure,
     partial,
     period_of,
@@ -308,7 +309,7 @@ class StatsCommand(Command):
                 self.openings, self._claims())
 
     def _claims(self):
-        return [[key, group, usage] for key, (group, usage) in self.claimed.items()]
+        return [[key, *claim] for key, claim in self.claimed.items()]
 
     def merge(self, partials):
         for groups, openings, claimed in partials:
@@ -321,11 +322,11 @@ class StatsCommand(Command):
         """The messages a partial counted that one before it counted too: taken back from
         its groups (a message counts where it was first counted)."""
         mine = self.claimed
-        for key, group, usage in claimed:
+        for key, group, usage, estimate in claimed:
             if key in mine:
-                groups[group].uncount(usage)
+                groups[group].uncount(usage, estimate)
             else:
-                mine[key] = [group, usage]
+                mine[key] = [group, usage, estimate]
 
     def _add_openings(self, openings):
         self.openings.extend(openings[:MAX_OPENINGS - len(self.openings)])
@@ -429,9 +430,12 @@ class StatsCommand(Command):
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
                             end.tokens_from, estimate, extra)
             return
-        if self.by == "model" and parts:
-            self._by_model(key, parts, (outcome, duration, cost, tally), model)
+        if self.by == "model" and end.usage_parts:
+            self._by_model(key, parts, end.usage_parts, (outcome, duration, cost, tally),
+                           model)
             return
+        if parts:
+            self._priced(parts, model, estimate)
         self._group(key).add_run(outcome, duration, tokens, cost, tally, estimate, extra)
         if end.tokens_from not in (None, "run") and len(self.openings) < MAX_OPENINGS:
             total_key, index, state = end.totals
@@ -504,24 +508,42 @@ class StatsCommand(Command):
         found = []
         for key, (each, figures) in parts.items():
             if key not in claimed:
-                claimed[key] = [(each or model) if by_model else group, figures]
-                found.append((each, figures))
+                claimed[key] = [(each or model) if by_model else group, figures, None]
+                found.append((each, figures, key))
         return found
 
-    def _by_model(self, main, parts, run, model):
-        """A run's API messages' tokens, each in the group of its own model; the run
-        counts once in each model's group, its duration, cost and calls in its main
-        model's (``main``)."""
+    def _priced(self, messages, model, estimate):
+        """Note with each of the run's newly claimed ``messages`` what its run's
+        ``estimate`` (None: none) holds of its cost, for a partial after this one that
+        counted it too to take back."""
+        if estimate is None:
+            return
+        for each, figures, key in messages:
+            if any(figures.values()):
+                self.claimed[key][2] = exact_text(self.prices.cost(each or model, figures))
+
+    def _by_model(self, main, parts, every, run, model):
+        """A run's API messages' tokens, each in the group of its own model (``parts``:
+        those no run counted before; ``every``: all of them, {key: (model, usage)}); the
+        run counts once in the group of each model of its messages, whoever counted
+        them first (so that shares of the input count it alike), its duration, cost
+        and calls in its main model's (``main``)."""
         outcome, duration, cost, tally = run
         models = {}
-        for each, figures in parts:
-            models.setdefault(each or model, []).append((each, figures))
+        for each, _ in every.values():
+            models.setdefault(each or model, [])
+        for part in parts:
+            models[part[0] or model].append(part)
         for name, messages in models.items():
             here = name == main
+            estimate = None if self.prices is None else self._estimate(name, None, messages)
+            self._priced(messages, model, estimate)
+            usage = _usage_of(messages) if messages else _usage_of(
+                [part for part in every.values() if (part[0] or model) == name],
+                counted=False)
             self._group(name).add_run(
-                outcome, duration if here else None, _usage_of(messages),
-                cost if here else None, tally if here else Tally(),
-                None if self.prices is None else self._estimate(name, None, messages))
+                outcome, duration if here else None, usage,
+                cost if here else None, tally if here else Tally(), estimate)
         if main not in models:
             self._group(main).add_run(outcome, duration, None, cost, tally)
 
@@ -531,7 +553,8 @@ class StatsCommand(Command):
         if parts is None:
             return None if tokens is None else self.prices.cost(model, tokens)
         total = 0
-        for each, figures in parts:
+        for part in parts:
+            each, figures = part[0], part[1]
             if any(figures.values()):
                 cost = self.prices.cost(each or model, figures)
                 if cost is None:
@@ -700,7 +723,8 @@ def _usage_of(parts, counted=True):
     """The usage of API messages [(model, usage)]; not ``counted``: 0 for each figure
     they report (they were counted before), None for one they do not."""
     usage = dict.fromkeys(TOKENS, 0)
-    for _, figures in parts:
+    for part in parts:
+        figures = part[1]
         for name in TOKENS:
             value = figures.get(name)
             if value is None or usage[name] is None:

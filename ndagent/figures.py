@@ -147,12 +147,16 @@ class Figures:
         return {"runs": self.estimate_runs,
                 "total": float(self.estimate_total) if self.estimate_runs else None}
 
-    def uncount(self, tokens):
-        """Take back the tokens {name: figure} counted before in this group's runs: an API
-        message that another run (another input's copy of it) counted first."""
+    def uncount(self, tokens, estimate=None):
+        """Take back the tokens {name: figure} counted before in this group's runs, and
+        the ``estimate`` of their cost that a run's estimate holds (an exact sum as a
+        partial writes it, or None): an API message that another run (another input's
+        copy of it) counted first."""
         for name, value in tokens.items():
             if value is not None and name in self.tokens:
                 self.tokens[name] -= _exact(value)
+        if estimate is not None:
+            self.estimate_total -= _sum(estimate, "claimed")
 
     def _add_extra(self, name, runs, total):
         found = self.extra.get(name)
@@ -391,10 +395,15 @@ def read_partial(data):
 
 
 def _claimed(data, keys):
-    if data.__class__ is not list or len(data) != 3 or data[0].__class__ is not str \
+    """[key, group, usage, the estimate of its cost or None]: a partial's message (the
+    estimate: none in those written before --prices counted it)."""
+    if data.__class__ is not list or len(data) not in (3, 4) or data[0].__class__ is not str \
             or data[1] not in keys:
         raise BadPartial('"claimed" holds a bad message')
-    return [data[0], data[1], _usage(data[2], "claimed")]
+    estimate = data[3] if len(data) == 4 else None
+    if estimate is not None:
+        _sum(_field({"estimate": estimate}, "estimate", str), "claimed")
+    return [data[0], data[1], _usage(data[2], "claimed"), estimate]
 
 
 def _opening(data, keys):
@@ -515,6 +524,11 @@ def figure(value):
     if (kind is int or kind is float) and 0 <= value <= MOST:
         return value
     return None
+
+
+def exact_text(value):
+    """A figure as the exact sum a partial writes ("12", "3/8")."""
+    return str(_exact(value))
 
 
 def _exact(value):

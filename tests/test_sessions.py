@@ -317,3 +317,28 @@ def test_a_file_read_twice_counts_once_in_one_process_and_in_shares(call, monkey
         monkeypatch.setenv(inputs.ENVIRONMENT, mode)
         printed.append(call(stats_main, "--by", by, "--tz", "UTC", *paths)[1])
     assert printed[0] == printed[1]
+
+
+PRICES = GOLDEN.parent / "fixtures" / "prices" / "litellm-sample.json"
+
+
+@pytest.mark.parametrize("options", [["--by", "model"], ["--prices", PRICES],
+                                     ["--by", "model", "--prices", PRICES]])
+@pytest.mark.parametrize("name", ["agent-progress", "subagent-file", "compaction-open"])
+def test_messages_counted_before_count_alike_in_shares_and_partials(call, monkeypatch,
+                                                                    tmp_path, name, options):
+    """A FILE read twice: its messages counted once, their estimated cost once, and each
+    run in the group of each model of its messages, whether one process reads both, a
+    share each, or a partial each merged."""
+    path = case(f"claude_session/{name}")
+    printed = []
+    for mode in ("never", "always"):
+        monkeypatch.setenv(inputs.ENVIRONMENT, mode)
+        printed.append(call(stats_main, "--format", "ndjson", *options, path, path)[1])
+    monkeypatch.setenv(inputs.ENVIRONMENT, "never")
+    partial = tmp_path / "one"
+    partial.write_bytes(call(stats_main, "--partial", *options, path)[1])
+    printed.append(call(stats_main, "--merge", "--format", "ndjson", *options[2:] if
+                        options[0] == "--by" else options, partial, partial)[1])
+    assert printed[0] == printed[1] == printed[2]
+

@@ -110,9 +110,10 @@ class Format:
     __slots__ = ("name", "title", "invocation", "decides", "may_decide", "markers",
                  "run_starts", "begins_run", "reader", "checks", "run_end", "live_answer",
                  "separator", "noise_lines", "strict_only", "splits_between", "split_needle",
-                 "refuses", "refuses_text", "reports_cost", "reports_messages", "running_total", "own_native",
-                 "fallback_types", "leans", "help", "result_text", "interchange",
-                 "extra_figures", "order", "agent", "form", "document", "stores")
+                 "refuses", "refuses_text", "reports_cost", "reports_messages",
+                 "running_total", "own_native", "fallback_types", "leans", "help",
+                 "result_text", "interchange", "extra_figures", "order", "agent", "form",
+                 "document", "stores")
 
     def __init__(self, *, name, title, invocation, decides, may_decide, markers, run_starts,
                  reader, checks, run_end, live_answer=False, separator="\n\n", noise_lines=(),
