@@ -391,7 +391,7 @@ def _reader(module, source, command):
     if command.period is not None:
         reader = _InPeriod(reader, command.period)
     reader.format = command.format = module
-    reader.other_agents = OtherAgents(module)
+    reader.other_agents = OtherAgents.of(module)
     return reader
 
 
