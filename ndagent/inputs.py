@@ -18,7 +18,7 @@ import orjson
 
 from ndagent.decoder import decode_line
 from ndagent.formats import Detector, OtherAgents, get
-from ndagent.sources import DOCUMENT_BYTES, STREAM_SUFFIXES, Part, compression
+from ndagent.sources import DOCUMENT_BYTES, STREAM_SUFFIXES, Loaded, Part, compression
 
 # How much of a regular file is read ahead to tell its agent before it is decoded.
 DETECT_HEAD = 1 << 20
@@ -301,24 +301,38 @@ def detect_head(name, detector):
     ``detector`` makes it (on a part of one, the agent the part carries), or None (not
     a regular file, compressed, unreadable, or undecided within them: it is decided as
     it is read)."""
+    return detect_file(name, detector)[0]
+
+
+def detect_file(name, detector):
+    """``(detect_head's decision, the input to read)``: the FILE itself, or, when its
+    head was the whole of it and decided its agent, a ``Loaded`` of its bytes (a
+    small FILE, such as a session file, is then opened and read once)."""
     if name.__class__ is Part:  # a part of a file whose agent was told from its head
-        return get(name.about), None, None
+        return (get(name.about), None, None), name
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
-        return None
+        return None, name
     try:
         with open(name, "rb", buffering=0) as handle:
             found = os.fstat(handle.fileno())
             if not stat.S_ISREG(found.st_mode):
-                return None
+                return None, name
             # No more than the file holds (a buffer of DETECT_HEAD costs more than
             # reading a small file), and a byte more to see whether it has grown since.
             limit = min(DETECT_HEAD, found.st_size + 1)
             head = handle.read(limit)
             whole = len(head) < limit
     except OSError:
-        return None
+        return None, name
     if compression(head) is not None:
-        return None
+        return None, name
+    decision = _decide(head, whole, detector)
+    return decision, Loaded(name, head) if whole and decision is not None else name
+
+
+def _decide(head, whole, detector):
+    """The decision on the agent of a FILE that begins with ``head`` (all of it:
+    ``whole``), or None."""
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     # Not the last piece: a line cut by the head, or the file's last line, without a
