@@ -242,7 +242,7 @@ def share_files(names, jobs):
     -j, or None for one per core from SHARE_FROM bytes.  With one process, one group
     of all the FILEs, here."""
     mode = forced()
-    sizes = [None if _here(name) else size(name) for name in names]
+    sizes = [_shared_size(name) for name in names]
     total = sum(found for found in sizes if found is not None)
     shared = len(names) - sizes.count(None)
     if mode == "always":
@@ -276,16 +276,20 @@ def share_files(names, jobs):
     return processes, groups
 
 
-def _here(name):
-    """Whether a FILE is read in this process: standard input, or not a regular file
-    (a pipe, a device, a directory is reported by its reader wherever it is)."""
+def _shared_size(name):
+    """The size of a FILE that may be read in a share (0: not a regular file), or None
+    for one read in this process: standard input, or not a regular file (a pipe, a
+    device; a directory is reported by its reader wherever it is, a FILE that cannot
+    be read too)."""
     if name == "-" or not isinstance(name, (str, bytes, os.PathLike)):
-        return True
+        return None
     try:
         found = os.stat(name)
     except OSError:
-        return False
-    return not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode))
+        return 0
+    if stat.S_ISREG(found.st_mode):
+        return found.st_size
+    return 0 if stat.S_ISDIR(found.st_mode) else None
 
 
 def read_document(name):
