@@ -317,17 +317,24 @@ def detect_file(name, detector):
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
         return None, name
     try:
-        with open(name, "rb", buffering=0) as handle:
-            found = os.fstat(handle.fileno())
-            if not stat.S_ISREG(found.st_mode):
-                return None, name
-            # No more than the file holds (a buffer of DETECT_HEAD costs more than
-            # reading a small file), and a byte more to see whether it has grown since.
-            limit = min(DETECT_HEAD, found.st_size + 1)
-            head = handle.read(limit)
-            whole = len(head) < limit
+        # The descriptor itself: a file object costs as much again (a stat of its own),
+        # and a session store is tens of thousands of small FILEs.
+        fd = os.open(name, os.O_RDONLY)
     except OSError:
         return None, name
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            return None, name
+        # No more than the file holds (a buffer of DETECT_HEAD costs more than reading a
+        # small file), and a byte more to see whether it has grown since.
+        limit = min(DETECT_HEAD, found.st_size + 1)
+        head = os.read(fd, limit)
+        whole = len(head) < limit
+    except OSError:
+        return None, name
+    finally:
+        os.close(fd)
     if compression(head) is not None:
         return None, name
     decision = _decide(head, whole, detector)

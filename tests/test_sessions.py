@@ -305,12 +305,14 @@ def test_a_session_file_is_opened_once(call, monkeypatch):
     """Its agent is told from its bytes, which are then read: the many small files of a
     store cost one open each."""
     import builtins
+    import os
 
     path = str(case("claude_session/agent-progress"))
     opened = []
-    real_open = builtins.open
-    monkeypatch.setattr(builtins, "open", lambda name, *rest, **keywords: opened.append(name)
-                        or real_open(name, *rest, **keywords))
+    for module, name in ((builtins, "open"), (os, "open")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda file, *rest, real=real, **keywords:
+                            opened.append(file) or real(file, *rest, **keywords))
     monkeypatch.setenv(inputs.ENVIRONMENT, "never")
     assert call(stats_main, path)[0] == 0
     assert opened.count(path) == 1
