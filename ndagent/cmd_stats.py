@@ -302,7 +302,8 @@ class StatsCommand(Command):
             # The suites are numbered, the rows counted, in FILE order: read here.
             read_here(self, inputs)
         else:
-            read_inputs(self, inputs, self.progress)
+            # Told of each FILE only where it is shown: telling costs a stat a FILE.
+            read_inputs(self, inputs, self.progress if shown else None)
 
     def partial(self):
         return ([(key, figures.state()) for key, figures in self.groups.items()],

@@ -165,7 +165,7 @@ def _read_input(command, name, state, output):
         command.status = max(command.status, EXIT_USAGE)
         return
     detector = Detector(command.forced_agent)
-    decision = inputs.detect_head(name, detector)
+    decision, loaded = inputs.detect_file(name, detector)
     records = None
     if decision is not None and decision[0] is None:
         if detector.json_output is not None:
@@ -188,7 +188,7 @@ def _read_input(command, name, state, output):
         if records is not None:
             _handle(state, command, records)
         else:
-            for batch in batches((name,), _selection(module, command),
+            for batch in batches((loaded,), _selection(module, command),
                                  **_decoding(command)):
                 _handle(state, command, batch)
     if state.whole:
@@ -391,7 +391,7 @@ def _reader(module, source, command):
     if command.period is not None:
         reader = _InPeriod(reader, command.period)
     reader.format = command.format = module
-    reader.other_agents = OtherAgents(module)
+    reader.other_agents = OtherAgents.of(module)
     return reader
 
 

@@ -18,7 +18,7 @@ import orjson
 
 from ndagent.decoder import decode_line
 from ndagent.formats import Detector, OtherAgents, get
-from ndagent.sources import DOCUMENT_BYTES, STREAM_SUFFIXES, Part, compression
+from ndagent.sources import DOCUMENT_BYTES, STREAM_SUFFIXES, Loaded, Part, compression
 
 # How much of a regular file is read ahead to tell its agent before it is decoded.
 DETECT_HEAD = 1 << 20
@@ -242,7 +242,7 @@ def share_files(names, jobs):
     -j, or None for one per core from SHARE_FROM bytes.  With one process, one group
     of all the FILEs, here."""
     mode = forced()
-    sizes = [None if _here(name) else size(name) for name in names]
+    sizes = [_shared_size(name) for name in names]
     total = sum(found for found in sizes if found is not None)
     shared = len(names) - sizes.count(None)
     if mode == "always":
@@ -276,16 +276,20 @@ def share_files(names, jobs):
     return processes, groups
 
 
-def _here(name):
-    """Whether a FILE is read in this process: standard input, or not a regular file
-    (a pipe, a device, a directory is reported by its reader wherever it is)."""
+def _shared_size(name):
+    """The size of a FILE that may be read in a share (0: not a regular file), or None
+    for one read in this process: standard input, or not a regular file (a pipe, a
+    device; a directory is reported by its reader wherever it is, a FILE that cannot
+    be read too)."""
     if name == "-" or not isinstance(name, (str, bytes, os.PathLike)):
-        return True
+        return None
     try:
         found = os.stat(name)
     except OSError:
-        return False
-    return not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode))
+        return 0
+    if stat.S_ISREG(found.st_mode):
+        return found.st_size
+    return 0 if stat.S_ISDIR(found.st_mode) else None
 
 
 def read_document(name):
@@ -301,24 +305,45 @@ def detect_head(name, detector):
     ``detector`` makes it (on a part of one, the agent the part carries), or None (not
     a regular file, compressed, unreadable, or undecided within them: it is decided as
     it is read)."""
+    return detect_file(name, detector)[0]
+
+
+def detect_file(name, detector):
+    """``(detect_head's decision, the input to read)``: the FILE itself, or, when its
+    head was the whole of it and decided its agent, a ``Loaded`` of its bytes (a
+    small FILE, such as a session file, is then opened and read once)."""
     if name.__class__ is Part:  # a part of a file whose agent was told from its head
-        return get(name.about), None, None
+        return (get(name.about), None, None), name
     if not isinstance(name, (str, bytes, os.PathLike)) or name == "-":
-        return None
+        return None, name
     try:
-        with open(name, "rb", buffering=0) as handle:
-            found = os.fstat(handle.fileno())
-            if not stat.S_ISREG(found.st_mode):
-                return None
-            # No more than the file holds (a buffer of DETECT_HEAD costs more than
-            # reading a small file), and a byte more to see whether it has grown since.
-            limit = min(DETECT_HEAD, found.st_size + 1)
-            head = handle.read(limit)
-            whole = len(head) < limit
+        # The descriptor itself: a file object costs as much again (a stat of its own),
+        # and a session store is tens of thousands of small FILEs.
+        fd = os.open(name, os.O_RDONLY)
     except OSError:
-        return None
+        return None, name
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            return None, name
+        # No more than the file holds (a buffer of DETECT_HEAD costs more than reading a
+        # small file), and a byte more to see whether it has grown since.
+        limit = min(DETECT_HEAD, found.st_size + 1)
+        head = os.read(fd, limit)
+        whole = len(head) < limit
+    except OSError:
+        return None, name
+    finally:
+        os.close(fd)
     if compression(head) is not None:
-        return None
+        return None, name
+    decision = _decide(head, whole, detector)
+    return decision, Loaded(name, head) if whole and decision is not None else name
+
+
+def _decide(head, whole, detector):
+    """The decision on the agent of a FILE that begins with ``head`` (all of it:
+    ``whole``), or None."""
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     # Not the last piece: a line cut by the head, or the file's last line, without a

@@ -564,18 +564,46 @@ def epoch_ms(value, zone_required=True):
 
 
 def _epoch_ms(value, zone_required):
-    global _ISO
-    if _ISO is None:
-        _ISO = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})"
-                          r":([0-9]{2})(?:[.,]([0-9]+))?((?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)")
-    match = _ISO.fullmatch(value)
+    # Its minute (YYYY-MM-DDTHH:MM, 16 characters), which a run's lines share, is read
+    # once; the rest each time.
+    minutes = _MINUTES.get(value[:16])
+    if minutes is None:
+        minutes = _minutes(value)
+        if minutes is None:
+            return None
+        if len(_MINUTES) < MAX_MINUTES:
+            _MINUTES[value[:16]] = minutes
+    match = _SECONDS.fullmatch(value, 16)
     if match is None:
         return None
-    year, month, day, hour, minute, second, fraction, zone, sign, zone_h, zone_m = match.groups()
+    second, fraction, zone, sign, zone_h, zone_m = match.groups()
     if not zone and zone_required:
         return None
-    hour, minute, second = int(hour), int(minute), int(second)
-    if hour > 23 or minute > 59 or second > 60:
+    second = int(second)
+    if second > 60:
+        return None
+    seconds = minutes * 60 + second
+    if sign is not None:
+        offset = (int(zone_h) * 60 + int(zone_m)) * 60
+        seconds += -offset if sign == "+" else offset
+    return seconds * 1000 + (int(fraction[:3].ljust(3, "0")) if fraction else 0)
+
+
+def _minutes(value):
+    """Minutes since the epoch of the minute an ISO 8601 time begins with, or None (not
+    one, or no such date or time).  The patterns are made at its first call (not at
+    start-up), which comes before epoch_ms reads the rest of any time."""
+    global _MINUTE, _SECONDS
+    if _MINUTE is None:
+        _MINUTE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})")
+        _SECONDS = re.compile(r":([0-9]{2})(?:[.,]([0-9]+))?"
+                              r"((?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)")
+    match = _MINUTE.match(value)
+    if match is None:
+        return None
+    year, month, day, hour, minute = match.groups()
+    hour, minute = int(hour), int(minute)
+    if hour > 23 or minute > 59:
         return None
     from datetime import date  # lazy: only Gemini's and Claude's times need it
 
@@ -583,15 +611,15 @@ def _epoch_ms(value, zone_required):
         days = date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY
     except ValueError:
         return None
-    seconds = ((days * 24 + hour) * 60 + minute) * 60 + second
-    if sign is not None:
-        offset = (int(zone_h) * 60 + int(zone_m)) * 60
-        seconds += -offset if sign == "+" else offset
-    return seconds * 1000 + (int(fraction[:3].ljust(3, "0")) if fraction else 0)
+    return (days * 24 + hour) * 60 + minute
 
 
-_ISO = None
+_MINUTE = _SECONDS = None
 # The last time read, and what it was read as: the lines of a stream come many to the
 # same time (a message's deltas), each read once per line.
 _LAST = (None, None, None)
 _EPOCH_DAY = 719163  # date(1970, 1, 1).toordinal()
+# The minutes epoch_ms has met, as written (YYYY-MM-DDTHH:MM) -> minutes since the
+# epoch; at most MAX_MINUTES of them (a few MB).
+_MINUTES = {}
+MAX_MINUTES = 1 << 16

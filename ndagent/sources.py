@@ -30,6 +30,19 @@ class Part:
         return f"Part({self.path!r}, {self.begin}, {self.end})"
 
 
+class Loaded:
+    """A regular file read whole already (its agent was told from its bytes), read
+    again from ``data`` rather than opened a second time, and named by its ``path``."""
+
+    __slots__ = ("path", "data")
+
+    def __init__(self, path, data):
+        self.path, self.data = path, data
+
+    def __repr__(self):
+        return f"Loaded({self.path!r}, {len(self.data)} bytes)"
+
+
 def lines_before(fd, offset):
     """How many newlines the file ``fd`` holds before ``offset``."""
     count, position = 0, 0
@@ -46,7 +59,7 @@ def source_name(name):
     """How messages name an input: its path, ``<stdin>``, or a file object's name."""
     if name == "-":
         return STDIN
-    if name.__class__ is Part:
+    if name.__class__ is Part or name.__class__ is Loaded:
         name = name.path
     if isinstance(name, (str, bytes, os.PathLike)):
         return os.fsdecode(name)
@@ -65,6 +78,8 @@ def open_input(name):
     if name.__class__ is Part:
         end = _NO_END if name.end is None else name.end
         return _Range(name.fd, name.begin, end).read, None
+    if name.__class__ is Loaded:
+        return _Slices(name.data).read, None
     if isinstance(name, (str, bytes, os.PathLike)):
         handle = open(name, "rb", buffering=0)  # noqa: SIM115 - closed by the caller
         fd = handle.fileno()
@@ -210,6 +225,20 @@ class _Range:
         data = os.pread(self.fd, min(size, self.end - self.position), self.position)
         self.position += len(data)
         return data
+
+
+class _Slices:
+    """Reads ``data`` in order, a slice at a time (all of it at once when it fits)."""
+
+    def __init__(self, data):
+        self.data, self.position = data, 0
+
+    def read(self, size):
+        data, position = self.data, self.position
+        self.position = position + size
+        if position == 0 and size >= len(data):
+            return data
+        return data[position:position + size]
 
 
 # How much a pipe read from may hold: as much as a chunk, so that a writer ahead of us

@@ -193,6 +193,28 @@ def test_items_do_not_depend_on_how_input_is_chunked(sizes):
     assert summary(trickled) == summary(items(data))
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck),
+          database=None)
+@given(st.lists(st.sampled_from([b'{"type":"a"}\n', b'{"type":"b","n":1}\r\n', b"\n",
+                                 b"not json\n", b'{"cut":', b"\xef\xbb\xbf", b"{\x00\"\x00",
+                                 b"[1]\n", b"\xff\xfe"]), max_size=12))
+def test_property_a_file_read_whole_before_gives_what_the_file_gives(tmp_path_factory, pieces):
+    """A ``Loaded`` FILE (its bytes read already to tell its agent) gives the items
+    that reading the FILE gives, named as they are."""
+    from ndagent.sources import Loaded
+
+    data = b"".join(pieces)
+    path = tmp_path_factory.mktemp("loaded") / "input.ndjson"
+    path.write_bytes(data)
+    found = [item for batch in batches([Loaded(str(path), data)]) for item in batch]
+    assert [vars_of(item) for item in found] == [
+        vars_of(item) for batch in batches([str(path)]) for item in batch]
+
+
+def vars_of(item):
+    return type(item).__name__, {name: getattr(item, name) for name in item.__slots__}
+
+
 @st.composite
 def numbered_lines(draw):
     """An object line holding digits: runs of any length (19 or more: maybe beyond 64

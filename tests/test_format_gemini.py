@@ -8,6 +8,7 @@ the shapes of docs/formats.md#gemini-cli; no real capture could be shared.
 """
 
 import io
+import re
 import subprocess
 import sys
 from itertools import combinations
@@ -613,6 +614,49 @@ TIMES = {("2026-05-11T08:02:14.310", True): None,
 def test_epoch_ms_reads_a_time_whatever_was_read_before(calls):
     for text, zone_required in calls:
         assert epoch_ms(text, zone_required=zone_required) == TIMES[text, zone_required]
+
+
+def plain_epoch_ms(text, zone_required):
+    """epoch_ms by the plain means: the whole time matched at once, read by datetime."""
+    from datetime import datetime, timedelta, timezone
+
+    match = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):"
+                         r"([0-9]{2})(?:[.,]([0-9]+))?((?:[Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)",
+                         text)
+    if match is None or not match[8] and zone_required:
+        return None
+    year, month, day, hour, minute, second = map(int, match.groups()[:6])
+    if second > 60:
+        return None
+    try:
+        moment = datetime(year, month, day, hour, minute, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    offset = 0 if match[9] is None else int(match[10]) * 60 + int(match[11])
+    moment += timedelta(seconds=second, minutes=offset if match[9] == "-" else -offset)
+    fraction = int(match[7][:3].ljust(3, "0")) if match[7] else 0
+    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(
+        milliseconds=1) + fraction
+
+
+def times():
+    """ISO 8601 times and near misses: any digits in each field, the separators and
+    zones the agents write and others, a piece cut or added."""
+    digits = lambda size: st.text("0123456789", min_size=size, max_size=size)  # noqa: E731
+    time = st.tuples(digits(4), st.sampled_from("-/"), digits(2), st.just("-"), digits(2),
+                     st.sampled_from("Tt x"), digits(2), st.just(":"), digits(2),
+                     st.sampled_from([":", ""]), digits(2),
+                     st.sampled_from(["", ".310", ",5", ".3105678", "."]),
+                     st.sampled_from(["Z", "z", "", "+02:00", "-0500", "+2", "Zx"]))
+    return st.one_of(time.map("".join), st.text("0123456789-:.TZ+ ", max_size=30))
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(st.lists(times(), max_size=20), st.booleans())
+def test_property_epoch_ms_reads_a_time_as_the_plain_means_do(texts, zone_required):
+    """Whatever times were read before (epoch_ms keeps the minutes it has read)."""
+    for text in texts + texts:
+        assert epoch_ms(text, zone_required) == plain_epoch_ms(text, zone_required), text
 
 
 # Detection (docs/agents.md#decisive-tests).

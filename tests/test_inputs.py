@@ -98,6 +98,16 @@ def test_property_shares_are_contiguous_and_about_equal(files, jobs):
         assert all(size <= 2 * share + 5000 for size in sizes)
 
 
+def test_a_list_of_files_is_shared_out_with_one_stat_a_file(monkeypatch):
+    names = [str(path) for path in INPUTS] + ODD
+    stats = []
+    stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda name, *rest, **keywords: stats.append(name)
+                        or stat(name, *rest, **keywords))
+    inputs.share_files(names, 2)
+    assert sorted(stats) == sorted(name for name in names if name != "-")
+
+
 def test_a_share_whose_process_dies_is_told(tmp_path, monkeypatch):
     from ndagent.cmd_validate import ValidateCommand
 

@@ -122,6 +122,22 @@ def test_a_format_declares_what_goes_together():
         formats.register(object())
 
 
+def test_what_is_made_of_the_formats_for_each_input_follows_their_registration():
+    """Detector's formats and a format's OtherAgents are made once for all inputs, and
+    made again when a format is registered or taken out."""
+    claude = formats.get("claude")
+    assert formats.OtherAgents.of(claude) is formats.OtherAgents.of(claude)
+    found = toy_format()
+    formats.register(found)
+    try:
+        assert found in formats.OtherAgents.of(claude).others
+        assert found in formats.Detector().modules
+    finally:
+        formats.unregister(found.name)
+    assert found not in formats.OtherAgents.of(claude).others
+    assert found not in formats.Detector().modules
+
+
 # The contract, over every format and its fixtures.
 
 def fixture_lines(found):

@@ -342,3 +342,43 @@ def test_messages_counted_before_count_alike_in_shares_and_partials(call, monkey
                         options[0] == "--by" else options, partial, partial)[1])
     assert printed[0] == printed[1] == printed[2]
 
+
+def test_a_session_file_is_opened_once(call, monkeypatch):
+    """Its agent is told from its bytes, which are then read: the many small files of a
+    store cost one open each."""
+    import builtins
+    import os
+
+    path = str(case("claude_session/agent-progress"))
+    opened = []
+    for module, name in ((builtins, "open"), (os, "open")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda file, *rest, real=real, **keywords:
+                            opened.append(file) or real(file, *rest, **keywords))
+    monkeypatch.setenv(inputs.ENVIRONMENT, "never")
+    assert call(stats_main, path)[0] == 0
+    assert opened.count(path) == 1
+
+
+def test_stats_tells_the_progress_line_nothing_when_it_is_not_shown(call, monkeypatch):
+    """(Telling it the bytes read costs a stat of each FILE.)"""
+    sizes = []
+    monkeypatch.setattr(inputs, "size", lambda name: sizes.append(name) or 0)
+    paths = [case("claude_session/agent-progress"), case("claude_session/subagent-file")]
+    assert call(stats_main, "-j", "1", *paths)[0] == 0
+    assert sizes == []
+
+
+@pytest.mark.parametrize("needs", [None, frozenset({"native"}), frozenset({"tools", "ends"})])
+def test_the_session_run_object_is_made_only_for_a_verb_that_prints_it(needs):
+    from ndagent.decoder import iter_items
+    from ndagent.formats.claude_session import Reader
+    from ndagent.model import RunEnd
+
+    path = str(case("claude_session/agent-progress"))
+    reader = Reader(path, False, needs)
+    events = [event for item in iter_items([path]) for event in reader.event(item)]
+    ends = [event for event in events + reader.finish() if event.__class__ is RunEnd]
+    assert ends
+    printed = needs is None or "native" in needs
+    assert all((end.native is not None) == printed for end in ends)

@@ -29,6 +29,9 @@ JSON_OUTPUT = "json output, not stream-json"
 _NOT_AGENTS = frozenset({"base.py", "template.py"})
 
 _REGISTERED = {}  # name -> Format, in the order of their ``order``, then name
+# What is made of the registered formats for every input (Detector's, OtherAgents'),
+# once: made again when they change.
+_DERIVED = {}
 
 
 def register(found):
@@ -49,6 +52,7 @@ def _keep(formats):
     if sum(1 for each in formats.values() if each.fallback_types is not None) > 1:
         raise ValueError("fallback_types: one format at most")
     _REGISTERED.clear()
+    _DERIVED.clear()
     _REGISTERED.update(sorted(formats.items(), key=lambda item: (item[1].order, item[0])))
 
 
@@ -167,9 +171,7 @@ class Detector:
 
     def __init__(self, forced=None):
         self.forced = None if forced is None else _forced(forced)
-        self.modules = all_formats()
-        self.fallback = fallback()
-        self.leaners = tuple(module for module in self.modules if module.leans is not None)
+        self.modules, self.fallback, self.leaners = _derived("detector", _detection)
         self.leaning = None  # the format of the first object in an envelope (``leans``)
         self.objects = 0
         self.first = None  # (line, type) of the first object
@@ -241,6 +243,20 @@ class Detector:
         return None, line, f"not an agent stream: no known event (first object: {kind})"
 
 
+def _detection():
+    """What every Detector tries: (the formats, the fallback, the formats that lean)."""
+    modules = all_formats()
+    return modules, fallback(), tuple(module for module in modules if module.leans is not None)
+
+
+def _derived(key, make):
+    """What ``make()`` makes of the registered formats, made once for ``key``."""
+    found = _DERIVED.get(key)
+    if found is None:
+        found = _DERIVED[key] = make()
+    return found
+
+
 class OtherAgents:
     """Tells the objects of an input read as ``module``'s that are decisive for another
     agent (docs/agents.md#another-agents-objects-in-a-stream: bad lines, ``a codex
@@ -251,8 +267,20 @@ class OtherAgents:
     ``tests`` learns them for a type not seen yet."""
 
     def __init__(self, module):
+        self.module = module
         self.others = tuple(other for other in all_formats() if other is not module)
         self.by_type = {}
+
+    @staticmethod
+    def of(module):
+        """The OtherAgents of ``module``'s inputs, one for all of them: what it learns of
+        a type holds in every input (each learning it again costs as much as reading a
+        session file's few lines)."""
+        key = ("others", module.name)
+        found = _DERIVED.get(key)
+        if found is None or found.module is not module:
+            found = _DERIVED[key] = OtherAgents(module)
+        return found
 
     def tests(self, kind):
         """The tests of the other agents that may decide on objects of type ``kind`` (a

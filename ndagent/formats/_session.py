@@ -147,13 +147,15 @@ class SessionReader:
                 duration = ended - begun
         model = run.model()
         cost = run.cost if run.costs_known else None
-        native = {
-            "type": SESSION_RUN, "agent": self.AGENT, "session_id": start.session_id,
-            "run": run.number, "prompt": start.prompt, "answer": answer,
-            "outcome": outcome, "error": failure, "started": start.started,
-            "ended": run.last_time, "duration_ms": duration, "model": model,
-            "usage": run.usage, "cost_usd": cost, "tools": tools_report(run.tools),
-            "source": start.source, "line": start.line}
+        native = None
+        if self.needs is None or "native" in self.needs:
+            native = {
+                "type": SESSION_RUN, "agent": self.AGENT, "session_id": start.session_id,
+                "run": run.number, "prompt": start.prompt, "answer": answer,
+                "outcome": outcome, "error": failure, "started": start.started,
+                "ended": run.last_time, "duration_ms": duration, "model": model,
+                "usage": run.usage, "cost_usd": cost, "tools": tools_report(run.tools),
+                "source": start.source, "line": start.line}
         out.append(RunEnd(start=start, cutoff=False, ok=outcome == "ok", failure=failure,
                           answer=answer, native=native, usage=run.usage, cost_usd=cost,
                           duration_ms=duration, model=model, outcome=outcome,
