@@ -441,6 +441,13 @@ class _Watching:
         if start.announced:
             self.agent.run_begun()
 
+    def no_run(self, source):
+        # An agent ended by the signal ndagent passed on (Ctrl-C) before it printed an
+        # event: the interruption is said by the status alone, as it is at any other
+        # moment.
+        if self.agent.interrupted is None:
+            super().no_run(source)
+
     def wants_call(self, call):
         passed = self.budget.call(call)
         if passed is not None:

@@ -126,6 +126,12 @@ def test_ctrl_c_at_any_moment_after_the_start_is_130_once_ndagent_runs(argv):
     assert not wrong
 
 
+def test_ctrl_c_while_the_agent_has_printed_nothing_says_nothing_but_the_status():
+    """The agent ended by the Ctrl-C passed on to it, before any event: no 'no events'
+    error, as at any other moment."""
+    assert interrupt_after([command("run"), "--", "sleep", "5"], 0.5) == (130, b"")
+
+
 AUDITED_START = """
 import _signal, sys
 imports = []  # (module, whether Ctrl-C still had Python's handler as it was imported)

@@ -103,6 +103,8 @@ class Reader(stream.Reader):
     def __init__(self, source, checks=False, needs=None):
         super().__init__(source, checks, needs)
         self.init = None  # the init just read, whose prompt comes next (checks only)
+        # Whether the run's figures, summed over its assistant lines, are wanted.
+        self.summed = needs is None or "ends" in needs
 
     def event(self, event):
         if not self.checks:  # the init waiting for its prompt is kept for validate only
@@ -140,7 +142,7 @@ class Reader(stream.Reader):
         return "system/init has no T- thread id"
 
     def assistant_line(self, run, event, data, message, content, main, out):
-        usage = message.get("usage")
+        usage = message.get("usage") if self.summed else None
         if usage.__class__ is not dict:
             return
         if run.usage is None:
