@@ -223,3 +223,18 @@ def test_the_name_check_can_fail():
     assert [_agent_named(text) for text in ("cursor-agent -p", "Claude's answer",
                                             "the GEMINI CLI", "the agent's answer")] == [
         "cursor", "Claude", "GEMINI", None]
+
+
+def test_every_fuzzed_property_takes_no_fixture():
+    """'make fuzz' calls each property of its modules with no argument."""
+    import importlib.util
+    import inspect
+
+    path = Path(__file__).parent / "fuzz" / "run.py"
+    spec = importlib.util.spec_from_file_location("fuzz_run", path)
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    found = runner.fuzzed()
+    assert len(found) > 20
+    assert [name for name, test in found if inspect.signature(test).parameters] == []
+

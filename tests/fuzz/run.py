@@ -13,7 +13,23 @@ import resource
 import sys
 import time
 import traceback
+from importlib import import_module
 from pathlib import Path
+
+# The test modules whose properties run here, each called with no argument (no pytest
+# fixture), in this order.
+MODULES = ("test_robustness", "test_prefilter", "test_decoder", "test_inputs", "test_totals",
+           "test_validate_quick", "test_split", "test_cut_runs")
+
+
+def fuzzed():
+    """[(name, property)] of MODULES, in order."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    found = []
+    for module in MODULES:
+        found += [(name, test) for name, test in vars(import_module(module)).items()
+                  if name.startswith("test_property_")]
+    return found
 
 
 def main():
@@ -26,22 +42,9 @@ def main():
                         help="only the properties whose name holds this text")
     args = parser.parse_args()
     os.environ["NDAGENT_EXAMPLES"] = str(args.round)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    properties = [(name, test) for name, test in fuzzed() if args.only in name]
     import conftest
-    import test_cut_runs
-    import test_decoder
-    import test_inputs
-    import test_prefilter
-    import test_robustness
-    import test_split
-    import test_totals
-    import test_validate_quick
 
-    properties = [(name, test) for module in (test_robustness, test_prefilter, test_decoder,
-                                              test_inputs, test_totals,
-                                              test_validate_quick, test_split, test_cut_runs)
-                  for name, test in vars(module).items()
-                  if name.startswith("test_property_") and args.only in name]
     runner = conftest.InProcess
     rounds = -(-args.examples // args.round)
     failed = False
