@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ndagent import engine, inputs
 from ndagent.formats import Detector
-from ndagent.output import Progress
+from ndagent.output import Output, Progress
 
 TESTS = Path(__file__).resolve().parent
 INPUTS = sorted([*TESTS.glob("fixtures/*.ndjson"), *TESTS.glob("golden/*/*/input.ndjson")])
@@ -122,6 +122,21 @@ def test_shares_without_room_for_a_process_are_read_here(monkeypatch):
     one = with_parts("never", "validate", b"", *names)
     monkeypatch.setattr(engine, "_start", lambda *arguments: None)
     assert with_parts("always", "validate", b"", "-j", "2", *names) == one
+
+
+def test_the_children_see_the_parent_s_objects_frozen_and_the_parent_after_them_not():
+    """(So that a child's collections copy none of the parent's pages; the parent's
+    collector is whole again after.)"""
+    import gc
+
+    seen = []
+
+    def work(share, out, here):
+        return gc.get_freeze_count() > 0
+
+    found = engine.run([1, 2], 2, Output(os.open(os.devnull, os.O_WRONLY)), work,
+                       lambda index, value: seen.append(value) or True)
+    assert found and seen == [True, True] and gc.get_freeze_count() == 0
 
 
 def test_a_progress_line_is_erased(capfd):
