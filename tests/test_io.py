@@ -5,12 +5,14 @@ reads, and arguments that hold escape sequences."""
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from conftest import command, fixture, lines_of, run
@@ -69,11 +71,26 @@ def test_ctrl_c_from_the_first_import_on_is_status_130_without_traceback(argv):
 # Where the ndagent package's modules are: a traceback that names one of them was
 # printed by ndagent's own code.
 PACKAGE = os.path.dirname(ndagent.__file__).encode() + b"/"
+# The package's first lines, up to the one that takes Ctrl-C: before that one has run,
+# Ctrl-C is still Python's (a traceback that ends there is Python's start-up's).
+_INIT = ndagent.__file__.encode()
+_TAKEN_AT = next(number for number, line in enumerate(
+    Path(ndagent.__file__).read_text().splitlines(), 1)
+    if "_signal.signal(_signal.SIGINT, _exit_interrupted)" in line)
+
+
+def _before_ndagent_takes_ctrl_c(stderr):
+    """Whether a traceback's only lines of the package are its first ones, before the
+    line that takes Ctrl-C."""
+    found = re.findall(rb'File "([^"]+)", line ([0-9]+)', stderr)
+    ours = [(name, int(line)) for name, line in found if name.startswith(PACKAGE)]
+    return bool(ours) and all(name == _INIT and line <= _TAKEN_AT for name, line in ours)
 
 
 def interrupted_as_it_should(status, stderr):
     """Whether an outcome of Ctrl-C at any moment after the process started is right:
-    status 130 and nothing said, once ndagent's first line has run.  Before it, Python's
+    status 130 and nothing said, once the package's line that takes Ctrl-C has run
+    (``_TAKEN_AT``).  Before it, Python's
     own start-up takes Ctrl-C, and nothing ndagent does can change that: the process
     dies of SIGINT (before Python sets its handler, or as Python ends on a
     KeyboardInterrupt), ends with status 1 after a traceback ("Fatal Python error" as
@@ -82,13 +99,22 @@ def interrupted_as_it_should(status, stderr):
     messages show no line of ndagent's package."""
     if (status, stderr) == (130, b""):
         return True
-    if PACKAGE in stderr:
+    if PACKAGE in stderr and not _before_ndagent_takes_ctrl_c(stderr):
         return False
     if status == -signal.SIGINT:
         return stderr == b"" or b"KeyboardInterrupt" in stderr
     # (a Ctrl-C as Python sets up sys.stdout may even end it with another exception)
     pythons = b"KeyboardInterrupt" in stderr or stderr.startswith(b"Fatal Python error")
     return status in (1, None) and pythons
+
+
+def test_a_ctrl_c_before_the_package_takes_it_is_python_s():
+    """A traceback that ends in the package's first lines is Python's start-up's; one
+    from any later line is ndagent's."""
+    trace = (b'Traceback (most recent call last):\n  File "/bin/ndagent-json", line 3\n'
+             b'  File "' + _INIT + b'", line %d, in <module>\nKeyboardInterrupt\n')
+    assert interrupted_as_it_should(-signal.SIGINT, trace % (_TAKEN_AT - 2))
+    assert not interrupted_as_it_should(-signal.SIGINT, trace % (_TAKEN_AT + 5))
 
 
 def interrupt_after(argv, delay):
