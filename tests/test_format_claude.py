@@ -803,6 +803,12 @@ def test_result_index_grows_by_one(stream):
     events = stream(init(), result("a", result_index=0), init(), result("b", result_index=2),
                     init(), result("c", result_index=3), checks=True)
     assert checks_of(events) == [("result-index", 4)]
+    # Another session's results (another process, appended) begin their count again.
+    other = "6f1d0c2e-0000-4000-8000-00000000abcd"
+    events = stream(init(), result("a", result_index=0), init(), result("b", result_index=1),
+                    init(session_id=other), result("c", result_index=0, session_id=other),
+                    checks=True)
+    assert checks_of(events) == []
 
 
 def test_the_answer_check(stream):

@@ -347,7 +347,8 @@ class Reader:
         self.messages = (self.MESSAGES() if needs is not None and "messages" in needs
                          else None)
         self.run = None
-        self.last_index = None  # the result_index of the input's previous result
+        # (session_id, result_index) of the input's previous result: a process's.
+        self.last_index = None
         self.calls = Calls(needs is None or "tools" in needs or "tool_ends" in needs)
         self.handlers = {"assistant": self._assistant, "user": self._user,
                          "stream_event": self._stream_event, "result": self._result,
@@ -711,9 +712,10 @@ class Reader:
             note("fields", "the result " + "; ".join(problems))
         index = data.get("result_index")
         if self.FOLLOWS_INDEX and index.__class__ is int:
-            if self.last_index is not None and index != self.last_index + 1:
-                note("result-index", f"result_index {index} follows {self.last_index}")
-            self.last_index = index
+            session, last = self.last_index or (None, None)
+            if last is not None and session == data.get("session_id") and index != last + 1:
+                note("result-index", f"result_index {index} follows {last}")
+            self.last_index = (data.get("session_id"), index)
         text = data.get("result")
         if ok and text.__class__ is str and run.has_message:
             last = run.text.getvalue()

@@ -23,7 +23,7 @@ CHECKS = {
     "init": ("warning", "a run does not begin with system/init (after any hook lines)"),
     "fields": ("error", "a result lacks is_error (a boolean), duration_ms, num_turns, "
                         "session_id, or, when is_error is false, result"),
-    "result-index": ("warning", "result_index does not grow by one from run to run"),
+    "result-index": ("warning", "result_index does not grow by one from run to run of a session"),
     "answer": ("warning", "the result's text is not the text of the run's last "
                           "main-thread assistant message"),
     "deltas": ("warning", "the text deltas of a block differ from the whole block that "
