@@ -402,7 +402,9 @@ def _claimed(data, keys):
         raise BadPartial('"claimed" holds a bad message')
     estimate = data[3] if len(data) == 4 else None
     if estimate is not None:
-        _sum(_field({"estimate": estimate}, "estimate", str), "claimed")
+        if estimate.__class__ is not str:
+            raise BadPartial('"claimed" holds a bad message')
+        _sum(estimate, "claimed")  # a sum as partials write it, else BadPartial
     return [data[0], data[1], _usage(data[2], "claimed"), estimate]
 
 

@@ -185,7 +185,7 @@ class Cutter:
         max_line = self.max_line
         base = max(begin - 1, 0)  # from the newline before ``begin``: a line there is whole
         window = os.pread(fd, SPLIT_SEARCH, base)
-        others = OtherAgents(module)
+        others = OtherAgents.of(module)
         found = window.find(module.split_needle)
         tries = 0
         while found >= 0 and tries < SPLIT_TRIES:

@@ -219,10 +219,12 @@ class Detector:
         if self.json_output is None and json_output(start):
             self.json_output = line
         if self.refused_text is None and start.strip():
-            self.refused_text = self.first is None and next(
-                ((line, message) for message in (
-                    module.refuses_text(start) for module in self.modules
-                    if module.refuses_text is not None) if message is not None), False)
+            self.refused_text = False  # only the first such line, before any object
+            for module in self.modules if self.first is None else ():
+                message = None if module.refuses_text is None else module.refuses_text(start)
+                if message is not None:
+                    self.refused_text = (line, message)
+                    break
 
     def end(self):
         """The decision with no decisive object."""
@@ -267,7 +269,6 @@ class OtherAgents:
     ``tests`` learns them for a type not seen yet."""
 
     def __init__(self, module):
-        self.module = module
         self.others = tuple(other for other in all_formats() if other is not module)
         self.by_type = {}
 
@@ -276,11 +277,7 @@ class OtherAgents:
         """The OtherAgents of ``module``'s inputs, one for all of them: what it learns of
         a type holds in every input (each learning it again costs as much as reading a
         session file's few lines)."""
-        key = ("others", module.name)
-        found = _DERIVED.get(key)
-        if found is None or found.module is not module:
-            found = _DERIVED[key] = OtherAgents(module)
-        return found
+        return _derived(("others", module), lambda: OtherAgents(module))
 
     def tests(self, kind):
         """The tests of the other agents that may decide on objects of type ``kind`` (a
