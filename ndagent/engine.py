@@ -1,15 +1,17 @@
 """The one parallel mechanism: shares of work read in forked children, their output
 written in order.
 
-A share is whatever the caller's ``work`` reads (a part of a FILE, a few FILEs): each
-goes to a child process, ``jobs`` of them at work at a time (one is started as soon as
-another ends), which writes what it prints (output and messages, in the order they
-came) into a pipe, then the value its work returned.  This process writes each
-share's output in share order, so that the output is that of one process; what the
-later shares send meanwhile is held, up to HELD bytes in all, past which they wait and
-no other starts: memory stays bounded however much they print.  A share that no child
-can be made for (no room for a process or a pipe) is read here, in its turn.  Nothing
-here knows what a share is or what reads it.
+A share is whatever the caller's ``work`` reads (a part of a FILE, a few FILEs).  Up to
+``jobs`` children are forked, each reading the shares it is given one after another
+(the next one as soon as it has sent the last): a child costs its fork and the
+pages of this process it comes to write, once however many shares it reads.  A child
+writes what it prints (output and messages, in the order they came) into a pipe, then
+the value its work returned.  This process writes each share's output in share order,
+so that the output is that of one process; what the later shares send meanwhile is
+held, up to HELD bytes in all, past which they wait and no other share is given out:
+memory stays bounded however much they print.  A share that no child can be made for
+(no room for a process or a pipe) is read here, in its turn.  Nothing here knows what
+a share is or what reads it.
 """
 
 import gc
@@ -27,15 +29,18 @@ HELD = 32 << 20
 PIPE_BUFFER = 1 << 20
 _OUTPUT, _MESSAGE, _ONCE, _ASK, _END = range(5)
 _HEADER = 9  # a frame: its kind (a byte), its length (8 bytes), its bytes
+_ORDER = 8  # what a child is told: the number of its next share (8 bytes)
 
 
 def run(shares, jobs, out, work, taken, known=None):
     """Read ``shares`` with ``work(share, out, here)``, each in a child (``here``
-    false), ``jobs`` at a time; the value ``work`` returns is of the kinds marshal
-    takes (numbers, strings, lists, tuples, dicts).  ``taken(index, value)`` is called
-    in share order once a share's output is written; it returns whether to go on
-    (False: the shares after it are not taken).  A child that ended without its value
-    is said on ``out`` as a message and ends the run: the result is False, else True.
+    false), ``jobs`` children at a time; the value ``work`` returns is of the kinds
+    marshal takes (numbers, strings, lists, tuples, dicts).  ``work`` keeps nothing
+    from one share to the next that would change what it prints.  ``taken(index,
+    value)`` is called in share order once a share's output is written; it returns
+    whether to go on (False: the shares after it are not taken).  A child that ended
+    without a share's value is said on ``out`` as a message and ends the run: the
+    result is False, else True.
 
     A child that cannot know something that the shares before it hold asks
     (``out.ask(value)``) and goes on as if they did not hold it; ``known(value)`` is
@@ -50,13 +55,13 @@ def run(shares, jobs, out, work, taken, known=None):
     children = _Children(shares, jobs, out, work, known)
     try:
         for index, share in enumerate(shares):
-            children.start(index)
-            if index in children.pipes or index in children.data:
+            children.give(index)
+            if index in children.data:
                 value = children.write(index)
                 if value is None:
                     return False
             else:  # no room for a child: this process reads it
-                children.started = index + 1
+                children.given = index + 1
                 value = work(share, out, True)
                 out.flush()
             if not taken(index, value):
@@ -67,37 +72,58 @@ def run(shares, jobs, out, work, taken, known=None):
         gc.unfreeze()
 
 
+class _Child:
+    """A child: its process id, the read end of the pipe it writes into, the write end
+    of the pipe it is told its shares through, the share in hand (None: waiting for
+    one), and how far what it sent of that share was looked through for its end."""
+
+    __slots__ = ("pid", "pipe", "orders", "share", "scanned")
+
+    def __init__(self, pid, pipe, orders):
+        self.pid, self.pipe, self.orders = pid, pipe, orders
+        self.share = None
+        self.scanned = 0
+
+
 class _Children:
-    """The children of a run, by share: their pipes while open, what they sent that is
-    not written yet, their process ids until collected."""
+    """The children of a run, and what the shares they were given sent and is not
+    written yet."""
 
     def __init__(self, shares, jobs, out, work, known):
         self.shares, self.jobs, self.out, self.work = shares, jobs, out, work
         self.known = known
-        self.started = 0  # the shares a child was started for, or tried
-        self.pipes = {}  # share -> the read end of its pipe, while open
+        self.given = 0  # the shares given to a child, or tried
+        self.children = []  # those alive
         self.data = {}  # share -> what it sent and is not written yet
-        self.pids = {}  # share -> its process, until collected
+        self.lost = set()  # the shares whose child ended before their value
         self.held = 0  # the bytes in ``data`` of the shares after the one being written
 
-    def start(self, index):
-        """Start children while fewer than ``jobs`` are at work, there are shares
-        left, and what is held leaves room (share ``index``, being written, always
-        has one if one can be made)."""
-        while (self.started < len(self.shares) and len(self.pipes) < self.jobs
-               and (self.started == index or self.held < HELD)):
-            share = self.started
-            child = _start(self.work, self.shares[share], self.out.terminal,
-                           list(self.pipes.values()))
+    def give(self, index):
+        """Give out shares, in order, while there are shares left, a child free (or
+        room for another) and what is held leaves room (share ``index``, being
+        written, always goes out if a child can take it)."""
+        while self.given < len(self.shares) and (self.given == index or self.held < HELD):
+            child = next((child for child in self.children if child.share is None), None)
+            if child is None and len(self.children) < self.jobs:
+                child = _start(self.work, self.shares, self.out.terminal,
+                               [fd for child in self.children
+                                for fd in (child.pipe, child.orders)])
+                if child is not None:
+                    self.children.append(child)
             if child is None:
                 return
-            self.pids[share], self.pipes[share] = child
-            self.data[share] = bytearray()
-            self.started += 1
+            try:
+                write_all(child.orders, self.given.to_bytes(_ORDER, "little"))
+            except OSError:  # it died while free: no share of its is lost
+                self._forget(child)
+                continue
+            child.share, child.scanned = self.given, 0
+            self.data[self.given] = bytearray()
+            self.given += 1
 
     def write(self, index):
         """Write what share ``index`` sends, to its end: the value it ended with, or
-        None when it ended without one."""
+        None when its child ended without one."""
         data = self.data[index]
         self.held -= len(data)
         written = _Written(self.out, self.known)
@@ -106,50 +132,75 @@ class _Children:
             self.out.flush()
             del data[:position]
             if written.again:
-                self._collect(index)
+                self._done(index, again=True)
                 value = self.work(self.shares[index], _Again(self.out, written), True)
                 self.out.flush()
                 return value
             if value is not None:
-                self._collect(index)
+                self._done(index)
                 return loads(value)
-            if index not in self.pipes:
-                self._collect(index)
+            if index in self.lost:
+                self._done(index)
                 return None
             self._wait(index)
-            self.start(index)
+            self.give(index)
 
     def _wait(self, index):
         """Read what the children have sent, once one has: share ``index``'s always,
-        the others' while what is held leaves room."""
-        watched = [index]
-        if self.held < HELD:
-            watched += [share for share in self.pipes if share != index]
-        ready = set(select.select([self.pipes[share] for share in watched], [], [])[0])
-        for share in watched:
-            pipe = self.pipes[share]
-            if pipe not in ready:
+        the other shares' while what is held leaves room."""
+        watched = [child for child in self.children if child.share is not None
+                   and (child.share == index or self.held < HELD)]
+        ready = set(select.select([child.pipe for child in watched], [], [])[0])
+        for child in watched:
+            if child.pipe not in ready:
                 continue
-            more = os.read(pipe, PIPE_BUFFER)
+            share = child.share
+            more = os.read(child.pipe, PIPE_BUFFER)
             if not more:
-                os.close(self.pipes.pop(share))
+                self.lost.add(share)
+                self._forget(child)
+                continue
             self.data[share] += more
             if share != index:
                 self.held += len(more)
+                self._scan(child)
 
-    def _collect(self, index):
-        """The share is written: its child is ended (if it still runs) and collected."""
+    def _scan(self, child):
+        """Look through what the child sent of a later share for the share's end: then
+        the child is free for another."""
+        data = self.data[child.share]
+        position = child.scanned
+        while len(data) - position >= _HEADER:
+            end = position + _HEADER + int.from_bytes(data[position + 1:position + _HEADER],
+                                                      "little")
+            if end > len(data):
+                break
+            if data[position] == _END:
+                child.share = None
+                return
+            position = end
+        child.scanned = position
+
+    def _done(self, index, again=False):
+        """The share is written (or to be read again here): its child, if it still
+        reads it, is free again, or ended when it is to be read again."""
         del self.data[index]
-        pipe = self.pipes.pop(index, None)
-        if pipe is not None:
-            os.close(pipe)
-        _end(self.pids.pop(index))
+        self.lost.discard(index)
+        for child in self.children:
+            if child.share == index:
+                if again:
+                    self._forget(child)
+                else:
+                    child.share = None
+
+    def _forget(self, child):
+        self.children.remove(child)
+        _end(child)
 
     def end(self):
-        for pipe in self.pipes.values():
-            os.close(pipe)
-        for pid in self.pids.values():
-            _end(pid)
+        for child in self.children:
+            _end(child)
+        self.children = []
 
 
 class _Written:
@@ -235,44 +286,57 @@ class _Again(Output):
         self.out.message(data)
 
 
-def _start(work, share, terminal, others):
-    """A child that reads ``share``: (its pid, the read end of its pipe), or None when
-    the system has no room for it.  ``others``: the pipes of the children started
-    before, which it closes."""
+def _start(work, shares, terminal, others):
+    """A child that reads the shares it is told of, or None when the system has no
+    room for it.  ``others``: this process's ends of the other children's pipes, which
+    it closes."""
     try:
         read_end, write_end = os.pipe()
+        try:
+            orders, told = os.pipe()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            raise
         widen_pipe(read_end)
         try:
             pid = os.fork()
         except OSError:
-            os.close(read_end)
-            os.close(write_end)
+            for fd in (read_end, write_end, orders, told):
+                os.close(fd)
             raise
     except OSError:
         return None
     if pid:
         os.close(write_end)
-        return pid, read_end
+        os.close(orders)
+        return _Child(pid, read_end, told)
     try:  # the child: only ever os._exit, so that nothing of the parent's is flushed
         os.close(read_end)
-        for pipe in others:
-            os.close(pipe)
+        os.close(told)
+        for fd in others:
+            os.close(fd)
         sent = _Sent(write_end, terminal)
-        value = work(share, sent, False)
-        sent.flush()
-        _send(write_end, _END, dumps(value))
-        os._exit(0)
+        while True:
+            order = os.read(orders, _ORDER)
+            if len(order) < _ORDER:  # no more shares: the run is over
+                os._exit(0)
+            value = work(shares[int.from_bytes(order, "little")], sent, False)
+            sent.flush()
+            _send(write_end, _END, dumps(value))
     except BaseException:  # noqa: BLE001 - the parent says that the share was not read
         os._exit(1)
 
 
-def _end(pid):
-    """End a child (at once: its share is written, or given up) and collect it."""
+def _end(child):
+    """End a child (at once: its shares are written, or given up) and collect it."""
+    os.close(child.pipe)
+    os.close(child.orders)
     try:  # noqa: SIM105 - contextlib would cost start-up time
-        os.kill(pid, signal.SIGKILL)
+        os.kill(child.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    os.waitpid(pid, 0)
+    os.waitpid(child.pid, 0)
 
 
 def _send(pipe, kind, data):

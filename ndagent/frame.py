@@ -360,7 +360,7 @@ def read_inputs(command, names, progress=None):
         return
     parts = None
     if command.splits_files and len(names) == 1:
-        parts = _parts(command, names[0], inputs.cores())
+        parts = _cutter(command).parts(names[0], inputs.cores())
     if parts is None:
         read_here(command, names)
     else:
@@ -371,11 +371,12 @@ def _read_each(command, names, progress):
     """Read each input on its own: a large FILE in parts where it may be cut, the
     others shared out, in FILE order."""
     jobs = getattr(command.args, "jobs", None)
+    cutter = _cutter(command) if command.splits_files else None
     files = []  # the FILEs before the next one read in parts
     for name in names:
         parts = None
-        if command.splits_files:
-            parts = _parts(command, name, jobs or inputs.cores())
+        if cutter is not None:
+            parts = cutter.parts(name, jobs or inputs.cores())
         if parts is None:
             files.append(name)
             continue
@@ -390,11 +391,11 @@ def _read_each(command, names, progress):
     _read_files(command, files, jobs, progress)
 
 
-def _parts(command, name, count):
-    """``name`` as up to ``count`` Parts, or None to read it whole."""
-    cutter = inputs.Cutter(command.forced_agent, command.checks, command.args.max_line,
-                           output_file(command.out.fd))
-    return cutter.parts(name, count)
+def _cutter(command):
+    """What cuts the command's large FILEs in Parts (``parts(name, count)``: None to
+    read one whole)."""
+    return inputs.Cutter(command.forced_agent, command.checks, command.args.max_line,
+                         output_file(command.out.fd))
 
 
 def _read_parts(command, parts):

@@ -35,11 +35,19 @@ MOST_PARTS = 64
 # Without -j, a list of FILEs is shared among processes when they add up to this many
 # bytes: below, the processes would cost more than they save.
 SHARE_FROM = 8 << 20
-# How many shares of a list of FILEs each process is given, for a balance the sizes
-# alone do not promise, and how small a share may be (-j 1000 over small files forks
-# no more processes than there is work for).
-SHARES_PER_JOB = 4
+# A list of FILEs is shared out in shares that shrink as they go (guided scheduling):
+# each holds a 2*processes-th of the bytes not shared yet, so that the last are small
+# and the processes end about together, whatever their FILEs cost; but none smaller
+# than a LAST_SHARES-th of the whole per process, nor LEAST_SHARE bytes (-j 1000 over
+# small files forks no more processes than there is work for).
+LAST_SHARES = 16
 LEAST_SHARE = 1 << 20
+
+# The process of a later part first counts the newlines before it (its line numbers are
+# the FILE's), at about this share of what reading those bytes costs a verb.  Measured:
+# from 0.04 for validate to 0.25 for Cursor's json; with a tenth, the parts of the heavy
+# verbs end together as before, and those of the light ones 3-4% sooner.
+COUNT_SHARE = 0.1
 
 ENVIRONMENT = "NDAGENT_PARTS"
 
@@ -131,7 +139,11 @@ class Cutter:
         file, the output file, or a stream its format does not cut, or when no place to
         cut it is found."""
         mode = forced()
-        if mode == "never" or (count < 2 and mode is None) or size(name) == 0:
+        if mode == "never" or (count < 2 and mode is None):
+            return None
+        # Told by its size, before it is opened: most FILEs of a long list are small.
+        length = size(name)
+        if length == 0 or (length < SPLIT_FROM and mode != "always"):
             return None
         try:
             fd = os.open(name, os.O_RDONLY)
@@ -170,7 +182,7 @@ class Cutter:
                 cuts.append(cut)
             return cuts, module
         for index in range(1, count):
-            begin = max(found.st_size * index // count, cuts[-1] if cuts else 0)
+            begin = max(_part_begin(found.st_size, index, count), cuts[-1] if cuts else 0)
             cut = self._cut(fd, begin, module)
             if cut is not None and (not cuts or cut > cuts[-1]):
                 cuts.append(cut)
@@ -220,6 +232,14 @@ class Cutter:
                             for decides, _ in others.tests(_string(value.get("type")))))
 
 
+def _part_begin(size, index, count):
+    """Where part ``index`` of ``count`` would begin for the parts to take about as long
+    each, each costing the reading of its bytes and COUNT_SHARE of the bytes before it:
+    the earlier parts are the larger."""
+    kept = 1 - COUNT_SHARE
+    return int(size * (1 - kept ** index) / (1 - kept ** count))
+
+
 def _line_before(fd, newline, max_line):
     """The line that ends at the newline at offset ``newline`` (but the first line of
     the file, which may begin with a byte order mark), or None when it is longer than
@@ -255,18 +275,21 @@ def share_files(names, jobs):
         processes = min(jobs, max(1, total // LEAST_SHARE), shared)
     if processes <= 1 or shared == 0:
         return 1, [(True, list(names))]
-    wanted = shared if mode == "always" else max(1, min(
-        shared, processes * SHARES_PER_JOB, total // LEAST_SHARE))
-    step = total / wanted if total else 1
+    ends = _share_ends(total, processes)
     groups = []
-    last = None  # the number of the share in hand: where its bytes fall, by ``step``
+    last = None  # the number of the share in hand
+    number = 0  # the share where the middle of the FILE in hand falls, by ``ends``
     filled = 0  # the bytes of the regular FILEs before the one in hand
     for index, (name, found) in enumerate(zip(names, sizes)):
         if found is None:
             groups.append((True, [name]))
             last = None
             continue
-        number = index if mode == "always" else int((filled + found / 2) // step)
+        if mode == "always":
+            number = index
+        else:
+            while number < len(ends) - 1 and filled + found / 2 >= ends[number]:
+                number += 1
         if number == last:
             groups[-1][1].append(name)
         else:
@@ -274,6 +297,16 @@ def share_files(names, jobs):
             last = number
         filled += found
     return processes, groups
+
+
+def _share_ends(total, processes):
+    """Where each share of ``total`` bytes ends, for ``processes`` at a time, in order."""
+    least = max(LEAST_SHARE, total / (processes * LAST_SHARES))
+    ends, taken = [], 0
+    while taken < total:
+        taken += max((total - taken) / (2 * processes), least)
+        ends.append(taken)
+    return ends or [1]
 
 
 def _shared_size(name):

@@ -1169,3 +1169,20 @@ def test_capture(path):
     # Each piece of text once: no message's text handed on twice.
     pieces = [(text.message, text.text) for text in of(events, Text)]
     assert len(pieces) == len(set(pieces))
+
+
+@pytest.mark.parametrize("needs", [{"tool_ends"}, {"tool_ends", "text", "ends"}])
+def test_a_verb_that_wants_only_the_calls_ends_gets_no_starts(tmp_path, needs):
+    """The ends name their calls' kind and name all the same: they are those a verb
+    that wants the starts too gets."""
+    path = write(tmp_path, [init(), assistant("msg_1", tool_use("t1", "Bash", command="ls"),
+                                              tool_use("t2", "Read", file_path="a.py")),
+                            user(tool_result("t1", "a.py")),
+                            user(tool_result("t2", "oops", is_error=True)), result()])
+    ends = [event for event in read_selected(path, frozenset(needs))
+            if event.__class__ in (ToolStart, ToolEnd)]
+    with_starts = read_selected(path, frozenset(needs | {"tools"}))
+    assert list(map(repr, ends)) == [repr(event) for event in with_starts
+                                     if event.__class__ is ToolEnd]
+    assert [(end.kind, end.name, end.outcome) for end in ends] == [
+        ("shell", "Bash", "success"), ("read", "Read", "error")]

@@ -73,7 +73,7 @@ def test_one_message_per_key_its_usage_once_handed_on_at_its_first_line():
                          assistant("msg_1", tool_use("t1")), assistant("msg_1", tool_use("t2")),
                          tool_result("t1"), tool_result("t2"),
                          assistant("msg_2", text("Done."), figures=usage(5, 10, 5200)),
-                         result()))
+                         result()), NEEDS | {"tools"})
     found = of(events, Message)
     assert [(each.key, each.model, each.line) for each in found] == [
         ("msg_1", MODEL, 2), ("msg_2", MODEL, 7)]

@@ -200,7 +200,7 @@ def parts_from(size, search=inputs.SPLIT_SEARCH, cores=None):
 
 def split(command, name, count):
     """``name`` as the parts ``command`` reads it in, or as itself."""
-    found = frame._parts(command, name, count)
+    found = frame._cutter(command).parts(name, count)
     if found is None:
         return [name]
     inputs.Cutter.close(found)
@@ -436,14 +436,37 @@ def test_parts_without_room_for_a_child_are_read_here(tmp_path, monkeypatch):
     one = in_process("validate", b"", "-j", "1", path)
     started = []
 
-    def no_room(work, share, terminal, others):
-        started.append(share)
+    def no_room(work, shares, terminal, others):
+        started.append(shares)
         return None
 
     monkeypatch.setattr(engine, "_start", no_room)
     with parts_from(0):
         assert in_process("validate", b"", "-j", "3", path) == one
-    assert started == parts_from.made[0]  # each refused in its turn, and read here
+    # A child tried for each part in its turn, refused, and the part read here.
+    assert started == [parts_from.made[0]] * len(parts_from.made[0])
+
+
+def test_a_child_reads_one_share_after_another(tmp_path, monkeypatch):
+    """However many shares, no more children are forked than -j says: each reads the
+    shares it is given one after another."""
+    names = []
+    for index in range(40):
+        path = tmp_path / f"{index}.ndjson"
+        path.write_bytes(_stream(1))  # one run: no place to cut it
+        names.append(path)
+    one = in_process("validate", b"", "-j", "1", *names)
+    started = []
+    start = engine._start
+
+    def counted(*arguments):
+        started.append(os.getpid())
+        return start(*arguments)
+
+    monkeypatch.setattr(engine, "_start", counted)
+    monkeypatch.setenv("NDAGENT_PARTS", "always")  # a share a FILE: 40 shares
+    assert in_process("validate", b"", "-j", "3", *names) == one
+    assert len(started) == 3
 
 
 def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_path):

@@ -9,8 +9,7 @@ compared); subagents' lines give calls (``parent``), no text; the ``result``'s
 ``permission_denials`` may make a call denied after its ``tool_result``; the answer
 is the last main-thread message's text, the json object the ``result`` as it is.
 What differs from agent to agent (tool names, outcomes, failures, figures, checks) is
-what each agent's Reader says in the methods it overrides.
-"""
+what each agent's Reader says in the methods it overrides."""
 
 from io import StringIO
 from sys import getsizeof
@@ -33,8 +32,8 @@ from ndagent.model import (
 )
 from ndagent.terminal import quote
 
-# How many streamed text blocks of one message are kept track of at once: a hostile
-# stream may start blocks without end.  The oldest are dropped beyond.
+# How many streamed text blocks of one message are kept track of at once (a hostile
+# stream may start blocks without end); the oldest are dropped beyond.
 MAX_TRACKED = 4096
 
 # Events that begin no run: information between runs or inside one.
@@ -350,6 +349,8 @@ class Reader:
         # (session_id, result_index) of the input's previous result: a process's.
         self.last_index = None
         self.calls = Calls(needs is None or "tools" in needs or "tool_ends" in needs)
+        # Whether to make ToolStart events (a call's end names its kind and name too).
+        self.starts = needs is None or "tools" in needs or "transcript" in needs
         self.handlers = {"assistant": self._assistant, "user": self._user,
                          "stream_event": self._stream_event, "result": self._result,
                          "system": self.system}
@@ -531,7 +532,7 @@ class Reader:
                     out.append(Thinking(text=text, message=run.message, source=event.source,
                                         line=event.line))
             elif kind == "tool_use" or kind == "server_tool_use":
-                out.append(self._tool_start(run, event, data, block, key, parent, out))
+                self._tool_start(run, event, data, block, key, parent, out)
             elif kind.__class__ is str and kind.endswith("_tool_result"):
                 out.append(self._server_tool_end(run, event, data, block, parent))
         self.assistant_line(run, event, data, message, content, main, out)
@@ -560,17 +561,20 @@ class Reader:
                     None if stamp is None else _epoch_ms(stamp))
 
     def _tool_start(self, run, event, data, block, message_key, parent, out):
+        """The call kept open, and its ToolStart in ``out`` where starts are wanted."""
         call_id = text_or_none(block.get("id"))
         name = text_or_none(block.get("name"))
         kind = self.kind_of(name, block.get("type") == "server_tool_use")
-        args = block.get("input")
         keep_open(run, call_id, kind, name, event, out)
-        return ToolStart(call_id=call_id, kind=kind, name=name, args=args,
-                         target=self.target_of(kind, name, args),
-                         session_id=text_or_none(data.get("session_id")),
-                         model_call_id=text_or_none(message_key), parent=text_or_none(parent),
-                         time_ms=_epoch_ms(data.get("timestamp")),
-                         source=event.source, line=event.line)
+        if not self.starts:
+            return
+        args = block.get("input")
+        out.append(ToolStart(
+            call_id=call_id, kind=kind, name=name, args=args,
+            target=self.target_of(kind, name, args),
+            session_id=text_or_none(data.get("session_id")),
+            model_call_id=text_or_none(message_key), parent=text_or_none(parent),
+            time_ms=_epoch_ms(data.get("timestamp")), source=event.source, line=event.line))
 
     def _server_tool_end(self, run, event, data, block, parent):
         """The end of one of the API's own tools (``web_search_tool_result``, ...), in the
@@ -598,9 +602,10 @@ class Reader:
     def _user(self, run, event, data, out):
         message = data.get("message")
         content = message.get("content") if message.__class__ is dict else None
-        if content.__class__ is not list or not any(
-                block.__class__ is dict and block.get("type") == "tool_result"
-                for block in content):
+        results = [block for block in content
+                   if block.__class__ is dict and block.get("type") == "tool_result"
+                   ] if content.__class__ is list else None
+        if not results:
             # A prompt (replayed with --replay-user-messages): a string, or text blocks.
             if self.transcript and data.get("parent_tool_use_id") is None:
                 text = content if content.__class__ is str else (
@@ -608,8 +613,6 @@ class Reader:
                 if text:
                     out.append(Prompt(text=text, source=event.source, line=event.line))
             return
-        results = [block for block in content
-                   if block.__class__ is dict and block.get("type") == "tool_result"]
         # The tool's structured output belongs to the line, so to its one result only.
         extra = data.get("tool_use_result") if len(results) == 1 else None
         parent = data.get("parent_tool_use_id")

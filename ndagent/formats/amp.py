@@ -9,6 +9,8 @@ has its error as a string in ``error``.  The ``result`` has no usage: a run's fi
 are the sums over its assistant lines; there is no cost.
 """
 
+import re
+
 import orjson
 
 import ndagent.formats._claude_stream as stream
@@ -55,6 +57,8 @@ _FIGURES = (("input_tokens", "input"), ("cache_read_input_tokens", "cacheRead"),
 
 # The longest Bash result read for its exit code.
 MAX_EXIT_RESULT = 1 << 16
+# What a result's text begins with when it may be a JSON object (JSON's whitespace).
+_OBJECT_TEXT = re.compile(r"[ \t\n\r]*\{")
 
 
 def may_decide(kind):
@@ -105,10 +109,10 @@ class Reader(stream.Reader):
         self.init = None  # the init just read, whose prompt comes next (checks only)
         # Whether the run's figures, summed over its assistant lines, are wanted.
         self.summed = needs is None or "ends" in needs
+        if not checks:  # the init waiting for its prompt is kept for validate only
+            self.event = super().event
 
     def event(self, event):
-        if not self.checks:  # the init waiting for its prompt is kept for validate only
-            return super().event(event)
         init, self.init = self.init, None
         out = []
         if init is not None and not (event.type == "user" and _prompt(event.data)):
@@ -214,7 +218,8 @@ def _exit_code(content):
                         if block.__class__ is dict and block.get("text").__class__ is str),
                        None)
     if content.__class__ is str:
-        if not content.lstrip().startswith("{") or len(content) > MAX_EXIT_RESULT:
+        # Matched where it stands: a result of a few KB begun with spaces is not copied.
+        if len(content) > MAX_EXIT_RESULT or _OBJECT_TEXT.match(content) is None:
             return None
         try:
             content = orjson.loads(content)

@@ -58,11 +58,11 @@ markers = stream.markers
 SPLIT_NEEDLE = stream.SPLIT_NEEDLE
 
 
-def decides(data):
-    """Whether a decoded object is Claude's and no other agent's
-    (docs/agents.md#decisive-tests): none of the agents that write Claude's envelope
-    writes it."""
-    return stream.claude_decides(data)
+# Whether a decoded object is Claude's and no other agent's
+# (docs/agents.md#decisive-tests): none of the agents that write Claude's envelope
+# writes it.  The envelope's function itself, called with no step between: it runs on
+# every line of the other agents' streams.
+decides = stream.claude_decides
 
 
 def splits_between(before, after, checks):

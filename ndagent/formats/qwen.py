@@ -68,10 +68,10 @@ markers = stream.markers
 SPLIT_NEEDLE = stream.SPLIT_NEEDLE
 
 
-def decides(data):
-    """Whether a decoded object is Qwen Code's and no other agent's
-    (docs/agents.md#decisive-tests)."""
-    return stream.qwen_decides(data)
+# Whether a decoded object is Qwen Code's and no other agent's
+# (docs/agents.md#decisive-tests).  The envelope's function itself, called with no step
+# between: it runs on every line of the other agents' streams.
+decides = stream.qwen_decides
 
 
 def splits_between(before, after, checks):
