@@ -2,7 +2,7 @@
 among processes (``ndagent.engine`` runs the shares): a regular FILE's agent, told from
 its head; a large FILE cut into parts where its format says nothing carries over from
 one part to the next; and a list of FILEs, each read on its own, cut into contiguous
-shares of about as many bytes each.
+shares that shrink as they go.
 
 The environment variable NDAGENT_PARTS sets the choice for tests: ``always`` cuts
 every regular FILE wherever its format allows (each cut a part of its own, whatever
@@ -258,7 +258,8 @@ def share_files(names, jobs):
     """A list of FILEs as ``(processes, groups)``: the groups in order, each ``(here,
     names)``: one FILE for this process (standard input, a pipe, a device), or a
     contiguous share of regular FILEs (or FILEs that cannot be read: a share's reader
-    says so), about as many bytes each, for ``processes`` processes at a time.  ``jobs``:
+    says so), each of about a 2*processes-th of the bytes not shared before it
+    (``_share_ends``), for ``processes`` processes at a time.  ``jobs``:
     -j, or None for one per core from SHARE_FROM bytes.  With one process, one group
     of all the FILEs, here."""
     mode = forced()
