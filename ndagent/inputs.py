@@ -237,7 +237,7 @@ def _part_begin(size, index, count):
     each, each costing the reading of its bytes and COUNT_SHARE of the bytes before it:
     the earlier parts are the larger."""
     kept = 1 - COUNT_SHARE
-    return int(size * (1 - kept ** index) / (1 - kept ** count))
+    return round(size * (1 - kept ** index) / (1 - kept ** count))
 
 
 def _line_before(fd, newline, max_line):

@@ -166,3 +166,18 @@ def test_a_file_s_head_is_read_as_the_decoder_reads_it(tmp_path):
                      b'"n":1e400}\n')
     found, _, _ = inputs.detect_head(str(path), Detector())
     assert found is not None and found.name == "claude"
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None,
+          database=None)
+@given(size=st.integers(0, 1 << 40), count=st.integers(1, inputs.MOST_PARTS))
+def test_property_parts_are_cut_to_cost_alike(size, count):
+    """Where a FILE's parts would begin: from 0 to its end, in order, each part's bytes
+    and COUNT_SHARE of the bytes before it (what its process counts the newlines of)
+    about the same for every part."""
+    begins = [inputs._part_begin(size, index, count) for index in range(count + 1)]
+    assert begins[0] == 0 and begins[-1] == size
+    assert begins == sorted(begins)
+    costs = [end - begin + inputs.COUNT_SHARE * begin
+             for begin, end in zip(begins, begins[1:])]
+    assert max(costs) - min(costs) <= 2 + size * 1e-9
