@@ -316,11 +316,13 @@ def _start(work, shares, terminal, others):
         os.close(told)
         for fd in others:
             os.close(fd)
-        sent = _Sent(write_end, terminal)
         while True:
             order = os.read(orders, _ORDER)
             if len(order) < _ORDER:  # no more shares: the run is over
                 os._exit(0)
+            # An output of its own for each share: a message said once in a share whose
+            # output is given up (read again here) is said again in the next.
+            sent = _Sent(write_end, terminal)
             value = work(shares[int.from_bytes(order, "little")], sent, False)
             sent.flush()
             _send(write_end, _END, dumps(value))

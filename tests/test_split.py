@@ -469,6 +469,29 @@ def test_a_child_reads_one_share_after_another(tmp_path, monkeypatch):
     assert len(started) == 3
 
 
+def test_a_message_said_once_in_a_share_read_again_is_said_in_the_next(capfd):
+    """A child that asked, said a message once, then saw its share read again here (its
+    output given up) says that message again in its next share, which needs it."""
+    import time
+
+    def work(share, out, here):
+        if share == 0:
+            time.sleep(0.3)  # the share being written is slow: the child of 1 reads 2 too
+        elif share == 1 and not here:  # cannot know: asks, then warns
+            out.ask("key")
+            out.message(b"share 1 warns\n", "warning")
+        elif share == 2:
+            out.message(b"share 2 warns\n", "warning")
+        out.write(b"share %d\n" % share)
+        out.flush()
+        return share
+
+    assert engine.run([0, 1, 2], 2, Output(1), work, lambda index, value: True,
+                      known=lambda key: key == "key")
+    out, err = capfd.readouterr()
+    assert (out, err) == ("share 0\nshare 1\nshare 2\n", "share 2 warns\n")
+
+
 def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_path):
     """A FILE whose every line is a finding (a line that is no JSON) prints about three
     times its size: the parts' children send it as they go, and what this process holds
