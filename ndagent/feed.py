@@ -303,8 +303,9 @@ def _handle(state, command, batch):
     """Hand one batch of items to the reader, the pairer and the command."""
     reader, pairer = state.reader, state.pairer
     feed_event, text = reader.event, command.text
-    # The tests for another agent's objects, by type (OtherAgents).
-    other_tests, learn_tests = reader.other_agents.by_type, reader.other_agents.tests
+    # The tests for another agent's objects, by type, the reader's own first: a true
+    # one of its own (``other`` None) ends them (OtherAgents.screen).
+    other_tests, learn_tests = reader.other_agents.screens, reader.other_agents.screen
     events = 0
     appended = None  # the last event of a stream appended to a line cut short
     for item in batch:
@@ -318,13 +319,13 @@ def _handle(state, command, batch):
         if tests is None:
             tests = learn_tests(item.type)
         if tests:  # inline: this runs on most events of a Cursor stream
+            found = None
             for decides, other in tests:
                 if decides(item.data):
-                    command.other_agent(_OtherAgent(item, other, reader.format))
+                    found = other
                     break
-            else:
-                other = None
-            if other is not None:
+            if found is not None:
+                command.other_agent(_OtherAgent(item, found, reader.format))
                 continue
         found = feed_event(item)
         if not found:

@@ -266,11 +266,29 @@ class OtherAgents:
     ``may_decide`` on it are tried.
     ``by_type`` holds, for each type seen (at most MAX_TYPES), those agents' tests,
     ``((decides, module), ...)``, so that a caller finds them with one lookup, and
-    ``tests`` learns them for a type not seen yet."""
+    ``tests`` learns them for a type not seen yet; ``screens`` and ``screen`` the same
+    with ``module``'s own test first."""
 
     def __init__(self, module):
+        self.module = module
         self.others = tuple(other for other in all_formats() if other is not module)
         self.by_type = {}
+        self.screens = {}
+
+    def screen(self, kind):
+        """``tests(kind)``, after ``(module.decides, None)`` where there are some and
+        ``module`` may decide on ``kind`` too: an object decisive for its own agent is
+        no other's (the decisive tests are exclusive), and on the agents whose every
+        line is decisive (Amp's, Antigravity's) one test of their own costs less than
+        those of the others."""
+        tests = self.screens.get(kind)
+        if tests is None:
+            tests = self.tests(kind)
+            if tests and self.module.may_decide(kind):
+                tests = ((self.module.decides, None), *tests)
+            if len(self.screens) < MAX_TYPES:
+                self.screens[kind] = tests
+        return tests
 
     @staticmethod
     def of(module):
