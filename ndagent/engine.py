@@ -106,8 +106,8 @@ class _Children:
             child = next((child for child in self.children if child.share is None), None)
             if child is None and len(self.children) < self.jobs:
                 child = _start(self.work, self.shares, self.out.terminal,
-                               [fd for child in self.children
-                                for fd in (child.pipe, child.orders)])
+                               [fd for other in self.children
+                                for fd in (other.pipe, other.orders)])
                 if child is not None:
                     self.children.append(child)
             if child is None:
@@ -186,12 +186,11 @@ class _Children:
         reads it, is free again, or ended when it is to be read again."""
         del self.data[index]
         self.lost.discard(index)
-        for child in self.children:
-            if child.share == index:
-                if again:
-                    self._forget(child)
-                else:
-                    child.share = None
+        child = next((child for child in self.children if child.share == index), None)
+        if child is not None and again:
+            self._forget(child)
+        elif child is not None:
+            child.share = None
 
     def _forget(self, child):
         self.children.remove(child)

@@ -319,13 +319,13 @@ def _handle(state, command, batch):
         if tests is None:
             tests = learn_tests(item.type)
         if tests:  # inline: this runs on most events of a Cursor stream
-            found = None
+            agent = None  # the other agent the object is decisive for
             for decides, other in tests:
                 if decides(item.data):
-                    found = other
+                    agent = other
                     break
-            if found is not None:
-                command.other_agent(_OtherAgent(item, found, reader.format))
+            if agent is not None:
+                command.other_agent(_OtherAgent(item, agent, reader.format))
                 continue
         found = feed_event(item)
         if not found:

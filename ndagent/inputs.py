@@ -307,7 +307,7 @@ def _share_ends(total, processes):
     while taken < total:
         taken += max((total - taken) / (2 * processes), least)
         ends.append(taken)
-    return ends or [1]
+    return ends
 
 
 def _shared_size(name):
