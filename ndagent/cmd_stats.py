@@ -426,7 +426,8 @@ class StatsCommand(Command):
         if self.junit:
             self._add_case(end, model, duration)
             return
-        estimate = None if self.prices is None else self._estimate(model, tokens, parts)
+        estimate = None if self.prices is None else self._estimate(model, tokens, parts,
+                                                                   end.usage_parts)
         if self.by == "run":
             self._write_run(start, model, outcome, duration, tokens, cost, tally,
                             end.tokens_from, estimate, extra)
@@ -537,7 +538,9 @@ class StatsCommand(Command):
             models[part[0] or model].append(part)
         for name, messages in models.items():
             here = name == main
-            estimate = None if self.prices is None else self._estimate(name, None, messages)
+            estimate = None if self.prices is None else self._estimate(
+                name, None, messages,
+                {key: part for key, part in every.items() if (part[0] or model) == name})
             self._priced(messages, model, estimate)
             usage = _usage_of(messages) if messages else _usage_of(
                 [part for part in every.values() if (part[0] or model) == name],
@@ -548,9 +551,11 @@ class StatsCommand(Command):
         if main not in models:
             self._group(main).add_run(outcome, duration, None, cost, tally)
 
-    def _estimate(self, model, tokens, parts):
+    def _estimate(self, model, tokens, parts, every=None):
         """The run's cost estimated from the price table: each API message's by its own
-        model where the run says them; None where one is not priced."""
+        model where the run says them (``parts``: those counted now); None where one is
+        not priced, one counted before too (``every``: all the run's, {key: (model,
+        usage)}), as a share that read the run alone finds it."""
         if parts is None:
             return None if tokens is None else self.prices.cost(model, tokens)
         total = 0
@@ -561,6 +566,12 @@ class StatsCommand(Command):
                 if cost is None:
                     return None
                 total += cost
+        if every is not None and len(every) > len(parts):
+            counted_now = {part[2] for part in parts}
+            if any(key not in counted_now and any(figures.values())
+                   and self.prices.cost(each or model, figures) is None
+                   for key, (each, figures) in every.items()):
+                return None
         return total
 
     def no_run(self, source):

@@ -492,6 +492,20 @@ def test_a_message_said_once_in_a_share_read_again_is_said_in_the_next(capfd):
     assert (out, err) == ("share 0\nshare 1\nshare 2\n", "share 2 warns\n")
 
 
+@pytest.mark.parametrize("by", [[], ["--by", "model"]])
+def test_a_run_whose_messages_were_counted_before_is_priced_as_they_were(by, tmp_path):
+    """A session FILE given twice: the second copy's runs have no message of their own
+    left, and are priced, or not, as those messages were (as a share that reads the
+    copy alone finds them), in one process and in shares alike (make fuzz found it)."""
+    session = Path(__file__).parent / "golden" / "gemini_session" / "whole-document"
+    path = tmp_path / "session.json"
+    path.write_bytes((session / "input.ndjson").read_bytes())
+    prices = Path(__file__).parent / "fixtures" / "prices" / "litellm-sample.json"
+    one = with_parts("never", "stats", b"", *by, "--prices", prices, path, path)
+    assert with_parts("always", "stats", b"", *by, "--prices", prices, path, path) == one
+    assert one[1].count(b"no run priced") == (2 if by else 1)  # its model is not priced
+
+
 def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_path):
     """A FILE whose every line is a finding (a line that is no JSON) prints about three
     times its size: the parts' children send it as they go, and what this process holds
