@@ -189,6 +189,15 @@ class Skipped:
                 yield number, decode_line(line)
             number += 1
 
+    def since(self, number):
+        """The same lines from line ``number`` on (one of them)."""
+        text, begin = self.text, self.begin
+        if text is None or number == self.line:
+            return self
+        for _ in range(number - self.line):
+            begin = text.index(b"\n", begin) + 1
+        return Skipped(self.source, number, text, begin, self.end)
+
     def __repr__(self):
         return f"Skipped({self.source!r}, {self.line})"
 

@@ -370,9 +370,9 @@ def _handle_other(state, command, item):
 
 
 def _first_own_line(item, reader):
-    """The first of the lines passed over that holds an object of the reader's agent
-    (not another agent's, nor no object: those begin no run when decoded), as a
-    Skipped item of its own; None when there is none.  Only where a run would begin."""
+    """The lines passed over from the first that holds an object of the reader's agent
+    (not another agent's, nor no object: those begin no run when decoded); None when
+    there is none.  Only where a run would begin."""
     others = reader.other_agents
     for number, value in item.lines():
         if value.__class__ is not dict:
@@ -380,7 +380,7 @@ def _first_own_line(item, reader):
         kind = value.get("type")
         if not any(decides(value) for decides, _ in others.tests(
                 kind if kind.__class__ is str else None)):
-            return Skipped(item.source, number)
+            return item.since(number)
     return None
 
 

@@ -21,24 +21,28 @@ class Selection:
     """Which lines a reader needs decoded: those that may hold an object in which, for
     one of the ``markers``, every (key, value) pair holds.  A marker is a tuple of
     (key, value) pairs of plain ASCII names: ``(("type", "call"), ("subtype",
-    "ended"))``.  The format gives the markers; this module knows no event.
+    "ended"))``; a key may also be a path into nested objects, a tuple of names
+    (``(("step", "kind"), "call")``: the object's ``step`` is an object whose ``kind``
+    is ``"call"``).  The format gives the markers; this module knows no event.
 
     The test on the bytes is sound whatever the key order, duplicate keys or escapes
     of a line: a line is passed over only when it looks like an object (starts with
     ``{``, ends with ``}``), holds no ``"KEY":"VALUE"`` of a marker's first pair
-    anywhere (space allowed around the colon) or not the quoted ``"VALUE"`` of each of
-    its other pairs, and no ``\\u00XX`` escape of a printable ASCII character, the only
-    other way to spell a key or value.  No decoding of such a line can give an object
-    with a marker's pairs, however its keys repeat (the last counts)."""
+    anywhere (space allowed around the colon; of a path, its last name) or not the
+    quoted ``"VALUE"`` of each of its other pairs, and no ``\\u00XX`` escape of a
+    printable ASCII character, the only other way to spell a key or value.  No
+    decoding of such a line can give an object with a marker's pairs, however its keys
+    repeat (the last counts)."""
 
     def __init__(self, markers):
         # first key -> {first value -> [the marker's other pairs, ...]}
         self.decoded = {}
         for marker in markers:
             marker = tuple(marker)
-            for pair in marker:
-                if not all(_is_plain(name) for name in pair):
-                    raise ValueError(f"a marker is made of plain names: {pair!r}")
+            for key, value in marker:
+                names = key if key.__class__ is tuple else (key,)
+                if not (names and all(_is_plain(name) for name in (*names, value))):
+                    raise ValueError(f"a marker is made of plain names: {(key, value)!r}")
             (key, value), rest = marker[0], marker[1:]
             self.decoded.setdefault(key, {}).setdefault(value, []).append(rest)
         self._patterns = None  # compiled when first needed: a Format makes a Selection
@@ -47,7 +51,7 @@ class Selection:
         self.quick = None
         if len(self.decoded) == 1:
             (key, values), = self.decoded.items()
-            if all(() in rests for rests in values.values()):
+            if key.__class__ is str and all(() in rests for rests in values.values()):
                 self.quick = key, frozenset(values)
 
     @property
@@ -63,7 +67,8 @@ class Selection:
                                tuple(b'"%s"' % other.encode() for _, other in rest)
                                for rest in rests)
                            for value, rests in values.items()}
-                self._patterns.append((re.compile(_pair_pattern(key, sorted(needles))),
+                name = key if key.__class__ is str else key[-1]
+                self._patterns.append((re.compile(_pair_pattern(name, sorted(needles))),
                                        needles,
                                        all(rests is None for rests in needles.values())))
         return self._patterns
@@ -75,12 +80,12 @@ class Selection:
             value = data.get(quick[0])
             return value.__class__ is str and value in quick[1]
         for key, values in self.decoded.items():
-            value = data.get(key)
+            value = _value_at(data, key)
             if value.__class__ is str:
                 rests = values.get(value)
                 if rests is not None:
                     for rest in rests:
-                        if all(data.get(name) == wanted for name, wanted in rest):
+                        if all(_value_at(data, name) == wanted for name, wanted in rest):
                             return True
         return False
 
@@ -122,6 +127,17 @@ class Selection:
             if newline < last and text[newline + 1] != 123:  # "{"
                 found.add(newline)
         return sorted(found)
+
+
+def _value_at(data, key):
+    """The value of a decoded object at ``key``: a name, or a path of names."""
+    if key.__class__ is str:
+        return data.get(key)
+    for name in key:
+        if data.__class__ is not dict:
+            return None
+        data = data.get(name)
+    return data
 
 
 def _is_plain(name):

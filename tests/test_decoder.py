@@ -25,12 +25,16 @@ from ndagent.sources import Loaded
 
 
 def selection(names):
-    """The Selection of event names (``TYPE`` or ``TYPE/SUBTYPE``), the run boundaries
-    (system, result) added, as the Cursor format makes them."""
+    """The Selection of event names (``TYPE``, ``TYPE/SUBTYPE``, or ``nested.TYPE``: the
+    type of the object under the key ``nested``), the run boundaries (system, result)
+    added, as the Cursor format makes them."""
     from ndagent.selection import Selection
 
     markers = []
     for name in sorted(set(names) | {"system", "result"}):
+        if name.startswith("nested."):
+            markers.append(((("nested", "type"), name.removeprefix("nested.")),))
+            continue
         kind, _, subtype = name.partition("/")
         markers.append((("type", kind), ("subtype", subtype)) if subtype else (("type", kind),))
     return Selection(markers)
@@ -277,8 +281,11 @@ def adversarial_objects(draw):
     text = draw(st.sampled_from(['"result"', ':"result"', 'x\\":\\"result', "\\u0072esult",
                                  '{\\"type\\":\\"result\\"}', "system",
                                  "line\\nbreak"]))
+    nested = [pair("type", draw(kinds))]
+    if not canonical and draw(st.booleans()):  # the key again, with another value
+        nested.insert(draw(st.integers(0, 1)), pair("type", draw(kinds)))
     body = [pair("type", draw(kinds)), pair("subtype", draw(subtypes)), f'"text":"{text}"',
-            '"session_id":"s"', f'"nested":{{"type":"{draw(kinds)}"}}']
+            '"session_id":"s"', '"nested":{' + ",".join(nested) + "}"]
     if not canonical:
         for key, values in (("type", kinds), ("subtype", subtypes)):
             if draw(st.booleans()):  # the key again, with another value
@@ -310,13 +317,15 @@ def adversarial_lines(draw):
     return line.encode()
 
 
-WANTS = st.sets(st.sampled_from(["assistant", "tool_call", "tool_call/completed", "result"]),
-                min_size=1)
+WANTS = st.sets(st.sampled_from(["assistant", "tool_call", "tool_call/completed", "result",
+                                 "nested.tool_call", "nested.init"]), min_size=1)
 
 
 def is_wanted(event, want):
     wanted = set(want) | {"system", "result"}
-    return event.type in wanted or f"{event.type}/{event.data.get('subtype')}" in wanted
+    nested = event.data.get("nested")
+    return (event.type in wanted or f"{event.type}/{event.data.get('subtype')}" in wanted
+            or nested.__class__ is dict and f"nested.{nested.get('type')}" in wanted)
 
 
 @settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,

@@ -238,6 +238,61 @@ def test_the_native_object_needs_only_the_inits_and_results(path):
     assert native_view(read(data, needs={"native"})) == native_view(read(data))
 
 
+def calls_view(events):
+    """What text and tools see of a stream: each call event's id, session and outcome,
+    and where each run begins and ends."""
+    view = {ToolStart: lambda start: ("start", start.call_id, start.session_id, start.line),
+            ToolEnd: lambda end: ("end", end.call_id, end.session_id, end.outcome),
+            RunStart: lambda start: ("run", start.line, start.session_id),
+            RunEnd: lambda end: ("ended", end.cutoff, end.ok)}
+    return [view[event.__class__](event) for event in events if event.__class__ in view]
+
+
+def without_init():
+    """Runs with no init, whose conversation only a step passed over names: the first
+    step names none, a step with a type (no agy object) names one, and the next names
+    the run's; a tool step of another conversation, before the run's own, is passed
+    over."""
+    stream = Stream(init=False)
+    stream.step(step_index=0, state="ACTIVE", step_type="agent_response", text_delta="a")
+    del stream.lines[-1]["step_update"]["conversation_id"]
+    stream.respond("b")
+    typed = Stream("typed").respond("c").lines[-1]
+    stream.lines.insert(1, {**typed, "type": "x"})
+    stream.lines += Stream("elsewhere", init=False).tool("view_file", output="x").lines
+    stream.tool("run_command", output="ok").result()
+    after = Stream("next", init=False).respond("d").tool("list_dir", output="")
+    return stream.lines + after.lines
+
+
+@pytest.mark.parametrize("needs", [{"tools"}, {"tool_ends"}, {"tools", "native"}])
+def test_the_calls_need_only_the_call_steps_and_the_runs_stay_as_they_are(needs):
+    """Where calls alone matter, the agent_response steps (nearly every line) are passed
+    over, and the runs they begin and the conversations they name are read from them:
+    the calls come the same as when every line is decoded."""
+    selected = antigravity.markers(needs)
+    assert (("event", "init"),) in selected and (("event", "result"),) in selected
+    data = b"".join(orjson.dumps(line) + b"\n" for line in without_init())
+    assert calls_view(read(data, needs=needs)) == calls_view(read(data))
+    assert [event.session_id for event in only(read(data, needs=needs), ToolStart)] == [
+        CONVERSATION, "next"]
+    for path in sorted(GOLDEN.glob("*/input.ndjson")):
+        data = path.read_bytes()
+        assert calls_view(read(data, needs=needs)) == calls_view(read(data)), path
+
+
+def test_the_calls_of_a_stream_with_another_agent_s_lines_come_the_same_either_way():
+    from test_prefilter import prints_the_same_with_and_without_the_prefilter
+
+    claude = {"type": "assistant", "session_id": "s", "uuid": "u",
+              "message": {"id": "msg_1", "content": [{"type": "text", "text": "x"}]}}
+    lines = without_init()
+    lines.insert(0, claude)
+    lines.insert(len(lines) - 3, claude)
+    prints_the_same_with_and_without_the_prefilter(
+        b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
 # The real capture, when it is beside the clone.
 
 def corpus_files():

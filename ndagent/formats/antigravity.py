@@ -13,7 +13,7 @@ permission mode blocked ends DONE like one that ran: only the ``result``'s
 
 from sys import getsizeof
 
-from ndagent.decoder import encode_line
+from ndagent.decoder import Event, encode_line
 from ndagent.formats.base import Format, first_string, note_at, text_or_none
 from ndagent.model import (
     READER_CALL_BYTES,
@@ -90,13 +90,20 @@ def decides(data):
 
 # The lines that begin and end runs, all that the native object (the result's) needs.
 _BOUNDARIES = ((("event", INIT),), (("event", RESULT),))
+# And the call steps, all that the calls need besides (found by their nested step_type).
+_CALLS = (*_BOUNDARIES, *(((("step_update", "step_type"), step),)
+                          for step in ("tool", "subagent", "finish")))
+_CALL_NEEDS = frozenset({"tools", "tool_ends", "native"})
 
 
 def markers(needs):
-    """The inits and results alone for the native object; else None: every line is
-    decoded, as nearly every line is a step, and the steps hold the text, the calls
-    and the usage the run's figures are summed from."""
-    return _BOUNDARIES if needs <= {"native"} else None
+    """The inits and results alone for the native object; the call steps besides where
+    calls alone matter (the agent_response steps, nearly every line, are passed over:
+    ``Reader.skipped`` reads what they tell of the run); else None: every line, since
+    the steps hold the text and the usage the run's figures are summed from."""
+    if needs <= {"native"}:
+        return _BOUNDARIES
+    return _CALLS if needs <= _CALL_NEEDS else None
 
 
 SPLIT_NEEDLE = b'"init"'
@@ -184,7 +191,9 @@ class Reader:
             body = data.get(STEP)
             out = []
             run.last_line = event.line
-            self._step(run, event, body if body.__class__ is dict else {}, out)
+            # An object with a type is none of agy's (``decides``): no step of the run.
+            self._step(run, event, body if body.__class__ is dict and "type" not in data
+                       else {}, out)
             return out
         body = data.get(kind) if kind.__class__ is str else None
         body = body if body.__class__ is dict else {}
@@ -196,7 +205,7 @@ class Reader:
             run = self._begin(event, None, body, out)
         run.last_line = event.line
         if kind == STEP:
-            self._step(run, event, body, out)
+            self._step(run, event, body if "type" not in data else {}, out)
         elif kind == RESULT:
             self._end(run, event, body, out)
         return out
@@ -205,7 +214,18 @@ class Reader:
         return self.run is None
 
     def skipped(self, item):
+        """Lines passed over: where calls alone matter, steps of no call, which begin a
+        run and name its conversation (its first step's, when it has no init) and do
+        nothing else then; so they are read till the conversation is known (another
+        agent's objects among them name none: ``event`` finds no step in them)."""
         out = []
+        run = self.run
+        if (run is None or run.conversation is None) and item.known():
+            for number, data in item.lines():
+                if data.__class__ is dict:
+                    out += self.event(Event(item.source, number, data))
+                    if self.run.conversation is not None:
+                        break
         if self.run is None:
             self._begin(item, None, {}, out)
         self.run.last_line = item.line
