@@ -319,13 +319,17 @@ def _loads_exactly(line):
 
 
 def _may_be_inexact(data):
-    """Whether ``data`` holds a run of 19 digits or more, which orjson may read
-    inexactly (``_loads_exactly``)."""
-    return _NINETEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
+    """Whether ``data`` holds a run of 19 digits or more that may be a number, which
+    orjson may read inexactly (``_loads_exactly``).  A number begins after a colon, a
+    bracket, a comma, a space or a minus sign: a run after a letter (an id such as
+    ``msg_0000000600043737879``) is inside a string."""
+    return (_NINETEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
+            and _NUMBER_OF_NINETEEN_DIGITS.search(data) is not None)
 
 
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_DIGITS = b"0" * 19
+_NUMBER_OF_NINETEEN_DIGITS = re.compile(rb"[:\[,\s-][0-9]{19}")
 _NOT_DECODED = (orjson.JSONDecodeError, _Inexact)
 
 
