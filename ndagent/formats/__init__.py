@@ -276,15 +276,16 @@ class OtherAgents:
         self.screens = {}
 
     def screen(self, kind):
-        """``tests(kind)``, after ``(module.decides, None)`` where there are some and
-        ``module`` may decide on ``kind`` too: an object decisive for its own agent is
-        no other's (the decisive tests are exclusive), and on the agents whose every
+        """``tests(kind)``, after ``(module.decides, None)`` where there are two or more
+        and ``module`` may decide on ``kind`` too: an object decisive for its own agent
+        is no other's (the decisive tests are exclusive), and on the agents whose every
         line is decisive (Amp's, Antigravity's) one test of their own costs less than
-        those of the others."""
+        those of the others.  Before one other test, it would only add a call (on
+        every delta of a Claude stream)."""
         tests = self.screens.get(kind)
         if tests is None:
             tests = self.tests(kind)
-            if tests and self.module.may_decide(kind):
+            if len(tests) > 1 and self.module.may_decide(kind):
                 tests = ((self.module.decides, None), *tests)
             if len(self.screens) < MAX_TYPES:
                 self.screens[kind] = tests
