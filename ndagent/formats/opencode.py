@@ -237,6 +237,9 @@ class Reader:
         self.source = source
         self.checks = checks
         self.texts = needs is None or "text" in needs
+        # Whether to make ToolStart events: a call's end names its kind, args and target
+        # too, and each tool_use line is a whole call.
+        self.starts = needs is None or "tools" in needs or "transcript" in needs
         self.run = None
         self._handlers = {
             STEP_START: self._step_start,
@@ -482,7 +485,8 @@ class Reader:
         result = state.get("output") if state.get("status") == "completed" else state.get("error")
         if "metadata" in state:
             result = {"output": result, "metadata": state.get("metadata")}
-        out.append(ToolStart(time_ms=_time(time.get("start")), **fields))
+        if self.starts:
+            out.append(ToolStart(time_ms=_time(time.get("start")), **fields))
         out.append(ToolEnd(time_ms=_time(time.get("end")), outcome=outcome, result=result,
                            **fields))
 
