@@ -207,6 +207,28 @@ def startup(rounds):
     return statistics.median(ours), statistics.median(base)
 
 
+# A busy loop of about a tenth of a second.
+SPIN = "total = 0\nfor number in range(3_000_000):\n    total += number"
+
+
+def two_at_once(rounds):
+    """The work two busy processes get done at once against one alone (at most 2): the
+    ceiling of every "-j 2 against -j 1" figure on the machine as it is when measured
+    (its two cores may be one core's two threads, or shared with other machines)."""
+    spin = [sys.executable, "-c", SPIN]
+    alone, together = [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run(spin, check=True)
+        alone.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        both = [subprocess.Popen(spin) for _ in range(2)]
+        for each in both:
+            each.wait()
+        together.append(time.perf_counter() - start)
+    return 2 * statistics.median(alone) / statistics.median(together)
+
+
 def machine():
     model = "unknown CPU"
     try:
@@ -299,7 +321,8 @@ def main():
         count = sum(1 for _ in lines)
 
     print(f"Stream: {megabytes:.1f} MB, {count} lines "
-          f"(tests/bench/generate.py, seed 1). Machine: {machine()}.\n")
+          f"(tests/bench/generate.py, seed 1). Machine: {machine()}; two busy processes "
+          f"at once do {two_at_once(max(5, args.rounds * 2)):.2f}x the work of one.\n")
     one_core = has_taskset()
     print("| command | input | ndagent | jq | ratio | target | met | 2 cores / 1 "
           "| ndagent peak memory |")
