@@ -372,14 +372,16 @@ def _handle_other(state, command, item):
 def _first_own_line(item, reader):
     """The lines passed over from the first that holds an object of the reader's agent
     (not another agent's, nor no object: those begin no run when decoded); None when
-    there is none.  Only where a run would begin."""
+    there is none.  Only where a run would begin.  Whose an object is, is told as
+    ``_handle`` tells it, by the screen: one decisive for the reader's agent and for
+    another too is the reader's where its own test goes first."""
     others = reader.other_agents
     for number, value in item.lines():
         if value.__class__ is not dict:
             continue
         kind = value.get("type")
-        if not any(decides(value) for decides, _ in others.tests(
-                kind if kind.__class__ is str else None)):
+        tests = others.screen(kind if kind.__class__ is str else None)
+        if next((agent for decides, agent in tests if decides(value)), None) is None:
             return item.since(number)
     return None
 

@@ -6,11 +6,14 @@ calls by step, denied actions, notes) on small streams written here in agy's sha
 every verb on the real capture beside the clone, when it is there.
 """
 
+import os
 from pathlib import Path
 
 import orjson
 import pytest
 from conftest import model_events
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ndagent.cmd_json import main as json_main
 from ndagent.cmd_result import main as result_main
@@ -291,6 +294,97 @@ def test_the_calls_of_a_stream_with_another_agent_s_lines_come_the_same_either_w
     lines.insert(len(lines) - 3, claude)
     prints_the_same_with_and_without_the_prefilter(
         b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+def test_a_step_decisive_for_another_agent_too_begins_the_run_either_way():
+    """An agent_response step that is also a Cursor transcript row (a role, an object
+    message) is Antigravity's, whose test goes first on an object with no type: it
+    begins the run and names its conversation, so a call of another conversation after
+    it is passed over, whether the step is decoded or passed over by the prefilter."""
+    from test_prefilter import prints_the_same_with_and_without_the_prefilter
+
+    first = Stream(init=False).respond("a").lines[-1]
+    lines = [{**first, "role": "user", "message": {}},
+             *Stream("elsewhere", init=False).tool("run_command", output="ok").lines,
+             *Stream(init=False).result().lines]
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    assert [event.session_id for event in only(read(data), ToolStart)] == []
+    prints_the_same_with_and_without_the_prefilter(data)
+
+
+# Any stream: steps of the run's conversation, of another, of none or a non-string one,
+# with a type or no object body; inits and results with and without a conversation;
+# other agents' objects (some also Antigravity's); noise; lines merged or cut.
+_CONVERSATIONS = st.sampled_from([CONVERSATION, CONVERSATION, "other", None, 5, ...])
+_FOREIGN = [{"type": "assistant", "session_id": "s", "uuid": "u",
+             "message": {"id": "msg_1", "content": [{"type": "text", "text": "x"}]}},
+            {"role": "user", "message": {}},
+            {"sessionId": "s", "projectHash": "p"},
+            {"type": None, "event": "step_update", "step_update": {"step_type": "tool"}},
+            {"foo": 1}]
+
+
+@st.composite
+def any_step(draw):
+    step = {"step_index": draw(st.integers(0, 3)),
+            "state": draw(st.sampled_from(["ACTIVE", "DONE", "ERROR", "PENDING"])),
+            "step_type": draw(st.sampled_from(["agent_response", "agent_response", "tool",
+                                               "subagent", "finish", "user_input"])),
+            "text_delta": "x", "tool_name": draw(st.sampled_from(["run_command", "view_file"])),
+            "tool_info": {"name": "run_command", "parameters": {"CommandLine": "make"},
+                          "output": "ok"},
+            "usage": {"input_tokens": 3, "output_tokens": 2}}
+    conversation = draw(_CONVERSATIONS)
+    if conversation is not ...:
+        step["conversation_id"] = conversation
+    line = {"event": "step_update", "step_update": step}
+    if draw(st.integers(0, 9)) == 0:
+        line["type"] = "x"
+    return line
+
+
+@st.composite
+def any_line(draw):
+    which = draw(st.integers(0, 13))
+    if which < 7:
+        return orjson.dumps(draw(any_step())).decode()
+    if which < 9:
+        kind = "init" if which < 8 else "result"
+        body = {"status": draw(st.sampled_from(["SUCCESS", "ERROR"])), "response": "x"}
+        conversation = draw(_CONVERSATIONS)
+        if conversation is not ...:
+            body["conversation_id"] = conversation
+        line = {"event": kind, kind: body}
+        if kind == "init" and conversation is not ...:
+            line["conversation_id"] = conversation
+        return orjson.dumps(line).decode()
+    if which < 13:
+        foreign = draw(st.sampled_from(_FOREIGN))
+        if draw(st.booleans()):  # Antigravity's too
+            foreign = {**draw(any_step()), **foreign}
+        return orjson.dumps(foreign).decode()
+    return draw(st.sampled_from(["", "not json", "[1]", "{}", '{"event":']))
+
+
+@st.composite
+def any_stream(draw):
+    out = draw(st.lists(any_line(), min_size=1, max_size=12))
+    for _ in range(draw(st.integers(0, 2))):
+        if len(out) > 1:
+            at = draw(st.integers(0, len(out) - 2))
+            cut = draw(st.integers(0, len(out[at])))
+            out[at:at + 2] = [out[at][:cut] + out[at + 1]]
+    return ("\n".join(out) + "\n").encode()
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=list(HealthCheck), database=None)
+@given(any_stream())
+def test_property_the_converters_print_the_same_on_any_stream_with_and_without_the_prefilter(
+        stream):
+    from test_prefilter import prints_the_same_with_and_without_the_prefilter
+
+    prints_the_same_with_and_without_the_prefilter(stream)
 
 
 # The real capture, when it is beside the clone.

@@ -167,6 +167,41 @@ def test_decides_is_exclusive_and_said_by_may_decide(found):
             assert not any(other.decides(data) for other in others), (found.name, data)
 
 
+def decisive_samples(found):
+    """One decisive object of each type and key set in the format's fixtures."""
+    samples = {}
+    for objects in fixture_lines(found):
+        for data in objects:
+            if found.decides(data):
+                samples.setdefault((str(data.get("type")), frozenset(data)), data)
+    return list(samples.values())
+
+
+def test_an_object_decisive_for_the_reader_s_agent_is_none_of_another_s():
+    """The keys of two agents' objects of one type, merged: where such an object is
+    decisive for the reader's agent, the screen of another agent's objects finds no
+    other agent for it, whichever other agents' tests it runs, in whatever order
+    (OtherAgents.screen leaves the reader's own test out before a single other one)."""
+    samples = {found.name: decisive_samples(found) for found in every_format()}
+    for found in every_format():
+        screens = formats.OtherAgents(found)
+        for other in every_format():
+            if other is found:
+                continue
+            for mine in samples[found.name]:
+                for theirs in samples[other.name]:
+                    if mine.get("type") != theirs.get("type"):
+                        continue
+                    for data in ({**mine, **theirs}, {**theirs, **mine}):
+                        if not found.decides(data):
+                            continue
+                        kind = data.get("type")
+                        first = next((agent for decides, agent in screens.screen(
+                            kind if kind.__class__ is str else None) if decides(data)),
+                            None)
+                        assert first is None, (found.name, first.name, data)
+
+
 def reader_events(found, objects):
     """(object index, model event) of a Reader with checks over the objects."""
     reader = found.reader("x", True, None)

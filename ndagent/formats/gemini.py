@@ -92,7 +92,12 @@ def may_decide(kind):
 
 
 def decides(data):
-    """Whether a decoded object is decisive for Gemini (docs/agents.md#decisive-tests)."""
+    """Whether a decoded object is decisive for Gemini (docs/agents.md#decisive-tests):
+    never with a top-level ``sessionID``, OpenCode's mark (its ``tool_use`` and ``error``
+    share Gemini's types, and only OpenCode's test runs on a Gemini stream's
+    ``tool_use``: formats.OtherAgents.screen)."""
+    if "sessionID" in data:
+        return False
     kind = data.get("type")
     if kind == "message":
         return "role" in data and data.get("content").__class__ is str
