@@ -278,10 +278,11 @@ class OtherAgents:
     def screen(self, kind):
         """``tests(kind)``, after ``(module.decides, None)`` where there are two or more
         and ``module`` may decide on ``kind`` too: an object decisive for its own agent
-        is no other's (the decisive tests are exclusive), and on the agents whose every
-        line is decisive (Amp's, Antigravity's) one test of their own costs less than
-        those of the others.  Before one other test, it would only add a call (on
-        every delta of a Claude stream)."""
+        is no other's, and on the agents whose every line is decisive (Amp's,
+        Antigravity's) one test of their own costs less than those of the others.
+        Before one other test, it would only add a call (on every delta of a Claude
+        stream): there, no object decisive for the reader's agent may be decisive for
+        the other too (tests/test_protocol.py merges every pair's objects to check)."""
         tests = self.screens.get(kind)
         if tests is None:
             tests = self.tests(kind)
