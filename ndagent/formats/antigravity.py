@@ -191,9 +191,7 @@ class Reader:
             body = data.get(STEP)
             out = []
             run.last_line = event.line
-            # An object with a type is none of agy's (``decides``): no step of the run.
-            self._step(run, event, body if body.__class__ is dict and "type" not in data
-                       else {}, out)
+            self._step(run, event, body if body.__class__ is dict else {}, out)
             return out
         body = data.get(kind) if kind.__class__ is str else None
         body = body if body.__class__ is dict else {}
@@ -205,7 +203,7 @@ class Reader:
             run = self._begin(event, None, body, out)
         run.last_line = event.line
         if kind == STEP:
-            self._step(run, event, body if "type" not in data else {}, out)
+            self._step(run, event, body, out)
         elif kind == RESULT:
             self._end(run, event, body, out)
         return out
@@ -308,6 +306,8 @@ class Reader:
     # Steps.
 
     def _step(self, run, event, step, out):
+        if "type" in event.data:  # an object with a type is none of agy's (``decides``)
+            step = {}
         conversation = step.get("conversation_id")
         if conversation != run.conversation:
             if run.conversation is None and conversation.__class__ is str:
