@@ -165,16 +165,26 @@ class InProcess:
 def with_parts(mode, verb, stdin, *arguments, runner=None):
     """What ``verb`` prints in-process (``InProcess``) with NDAGENT_PARTS set to
     ``mode``: "never", one process; "always", every input cut wherever its format
-    allows and every FILE of a list a share of its own, each in a process."""
-    saved = os.environ.get("NDAGENT_PARTS")
-    os.environ["NDAGENT_PARTS"] = mode
+    allows and every FILE of a list a share of its own, each in a process.
+
+    Standard input's time origin is the time it is read, which two runs never share:
+    when it is read ("-", or no FILE given as a path), SOURCE_DATE_EPOCH fixes it; a
+    FILE keeps its modification time."""
+    changes = {"NDAGENT_PARTS": mode}
+    reads_stdin = "-" in arguments or not any(isinstance(argument, os.PathLike)
+                                              for argument in arguments)
+    if reads_stdin and "SOURCE_DATE_EPOCH" not in os.environ:
+        changes["SOURCE_DATE_EPOCH"] = "1780308000"
+    saved = {name: os.environ.get(name) for name in changes}
+    os.environ.update(changes)
     try:
         return (runner or _RUNNER)(verb, stdin, *arguments)
     finally:
-        if saved is None:
-            del os.environ["NDAGENT_PARTS"]
-        else:
-            os.environ["NDAGENT_PARTS"] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 _RUNNER = InProcess()

@@ -570,3 +570,23 @@ def test_man_ndagent_lists_the_kinds_and_the_outcomes():
     assert [line[3:] for line in kinds.splitlines() if line.startswith(".B ")] == list(KINDS)
     assert [line[3:] for line in outcomes.splitlines() if line.startswith(".B ")] == \
         list(OUTCOMES)
+
+
+def test_the_time_origin_is_the_option_then_source_date_epoch_then_mtime_then_now(
+        monkeypatch, write):
+    """Where a stream has no clock: --time-origin, else SOURCE_DATE_EPOCH (seconds),
+    else a regular FILE's modification time, else the time it is read."""
+    import os
+    import time
+
+    from ndagent.options import STDIN, time_origin
+
+    path = write(b"")
+    os.utime(path, ns=(0, 1_700_000_000_123_000_000))
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780308000")
+    assert time_origin(5, str(path)) == 5
+    assert time_origin(None, str(path)) == time_origin(None, STDIN) == 1_780_308_000_000
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "not a number")
+    assert time_origin(None, str(path)) == 1_700_000_000_123
+    before = time.time_ns() // 1_000_000
+    assert before <= time_origin(None, STDIN) <= time.time_ns() // 1_000_000
