@@ -240,6 +240,9 @@ class Reader:
         # Whether to make ToolStart events: a call's end names its kind, args and target
         # too, and each tool_use line is a whole call.
         self.starts = needs is None or "tools" in needs or "transcript" in needs
+        # Whether the run's figures, summed over its step_finishes, are wanted (its end
+        # and its json object hold them).
+        self.summed = needs is None or "ends" in needs or "native" in needs
         self.run = None
         self._handlers = {
             STEP_START: self._step_start,
@@ -390,7 +393,8 @@ class Reader:
                                                    "its step_start's"))
         run.in_step = False
         run.steps += 1
-        self._add_usage(run, event, part, out)
+        if self.summed or self.checks:
+            self._add_usage(run, event, part, out)
         reason = part.get("reason")
         if self.checks and reason in ("length", "content-filter"):
             out.append(note_at(event, "finish-reason", f'a step ended with reason "{reason}"'))
