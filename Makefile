@@ -41,8 +41,10 @@ demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
 	@echo '$$ head -n 12 $(SAMPLE) | ndagent validate; echo "exit status $$?"   # a run cut off'
 	@head -n 12 $(SAMPLE) | $(BIN)/ndagent validate; echo "exit status $$?"
 
-test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes, a process per core
-	$(BIN)/python -m pytest -q -n auto
+# Two pytest processes per core: many tests wait on the processes they start (pipes,
+# signals, an agent's pauses), and a second process keeps the core busy meanwhile.
+test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes, two processes per core
+	$(BIN)/python -m pytest -q -n $$($(BIN)/python -c 'import os; print(2 * (os.cpu_count() or 1))')
 
 # The transcripts in the programs that show them.  'make test' runs the browser test on
 # a few pages when chromium is on PATH (and skips it, saying why, when not), and the
