@@ -5,9 +5,9 @@ rounds; the table shows the best time of each, the throughput, the median over t
 rounds of the ratio jq time / ndagent time, its target and whether it is met, how much
 faster two cores make it than one (``taskset``, where there is one), and the peak
 memory (max RSS).  Then the same verbs over 2 000 small files, the other agents'
-streams against the Cursor one's ratios, ``stats``, and start-up on a tiny stream
-against ``python -c 'import orjson'``.  Ratios, not seconds, are what compare across
-machines.
+streams against the Cursor one's ratios, each agent's transcripts against ``text -v``,
+``stats``, and start-up on a tiny stream against ``python -c 'import orjson'``.
+Ratios, not seconds, are what compare across machines.
 """
 
 import argparse
@@ -244,6 +244,35 @@ def machine():
             f"Python {platform.python_version()}, orjson {orjson.__version__}, {jq}")
 
 
+# The transcripts: each at most this many times `text -v` on the same stream, and peak
+# memory under TRANSCRIPT_MEMORY megabytes.
+TRANSCRIPT = 2
+TRANSCRIPT_MEMORY = 100
+
+
+def transcripts_bench(streams, rounds):
+    """``markdown`` and ``html`` on each agent's stream (``streams``: [(agent, path)])
+    against ``text -v`` on it, run in turn as ``compare`` runs them: the ratio is the
+    median of the rounds' transcript time over ``text -v``'s."""
+    print("\nThe transcripts of each agent's stream against `text -v` on it (ratio: the "
+          f"transcript's time / `text -v`'s; target: under {TRANSCRIPT}x, peak memory "
+          f"under {TRANSCRIPT_MEMORY} MB):\n")
+    print("| agent | command | ndagent | `text -v` | ratio | target | met | peak memory |")
+    print("|---|---|---|---|---|---|---|---|")
+    missed = []
+    for agent, path in streams:
+        text = [*ndagent("text"), "-v", str(path)]
+        for verb in ("markdown", "html"):
+            our_s, text_s, ratio, rss = compare([*ndagent(verb), str(path)], text, rounds)
+            met = 1 / ratio < TRANSCRIPT and rss < TRANSCRIPT_MEMORY
+            if not met:
+                missed.append(f"{agent} {verb}")
+            print(f"| {agent} | `{verb}` | {our_s:.2f} s | {text_s:.2f} s | {1 / ratio:.2f}x "
+                  f"| under {TRANSCRIPT}x | {'yes' if met else '**no**'} | {rss:.0f} MB |",
+                  flush=True)
+    return missed
+
+
 def many_files_bench(data, rounds, single):
     """Each verb over 2 000 Cursor files, a whole run each, against jq over the same
     files: the target is the verb's ratio on the single 100 MB file (``single``)."""
@@ -356,8 +385,9 @@ def main():
     print("| agent | command | ndagent | jq | ratio | target | met | ndagent peak memory |")
     print("|---|---|---|---|---|---|---|---|")
     of_claude = {}
+    streams = {"cursor": stream}
     for agent, ours, program in AGENT_CASES:
-        path = data / f"stream-{args.mb:g}mb-seed1-{agent}.ndjson"
+        path = streams[agent] = data / f"stream-{args.mb:g}mb-seed1-{agent}.ndjson"
         if not path.exists():
             print(f"generating {path} ...", file=sys.stderr)
             generate(path, args.mb, seed=1, agent=agent)
@@ -373,6 +403,7 @@ def main():
         print(f"| {agent} | `{' '.join(ours)}` | {our_s:.2f} s, {size / our_s:.0f} MB/s "
               f"| {jq_s:.2f} s, {size / jq_s:.0f} MB/s | {ratio:.2f}x | {target:.2f}x "
               f"| {verdict(ratio, target)} | {rss:.0f} MB |", flush=True)
+    missed += transcripts_bench(streams.items(), args.rounds)
     missed += stats_bench(data, args.rounds)
     if args.sessions_mb:
         missed += session_archive_bench(data, args.rounds, args.sessions_mb, ndagent, compare)
