@@ -84,8 +84,9 @@ ccusage: $(CCUSAGE)  ## ccusage, for tests/test_ccusage.py and the bench's sessi
 $(CCUSAGE):
 	npm install --prefix .ccusage --no-audit --no-fund --silent ccusage@$(CCUSAGE_VERSION)
 
-fuzz: $(STAMP)  ## the robustness properties at length: 25 000 examples each, 100 000 inputs
-	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500
+fuzz: $(STAMP)  ## the property tests at length: 25 000 examples each, a property per core at once
+	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500 \
+	  --jobs $$($(BIN)/python -c 'import os; print(os.cpu_count() or 1)')
 
 lint: $(STAMP)
 	$(BIN)/ruff check ndagent tests man

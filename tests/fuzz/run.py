@@ -10,6 +10,7 @@ keeps a record of every example it has tried, so one long run would grow without
 import argparse
 import os
 import resource
+import subprocess
 import sys
 import time
 import traceback
@@ -40,9 +41,16 @@ def main():
                         help="examples per Hypothesis run (default: %(default)s)")
     parser.add_argument("-k", dest="only", default="",
                         help="only the properties whose name holds this text")
+    parser.add_argument("-j", "--jobs", type=int, default=1,
+                        help="properties run at once, each in a process of its own "
+                             "(default: %(default)s)")
+    parser.add_argument("--name", help=argparse.SUPPRESS)  # the one property a job runs
     args = parser.parse_args()
     os.environ["NDAGENT_EXAMPLES"] = str(args.round)
-    properties = [(name, test) for name, test in fuzzed() if args.only in name]
+    properties = [(name, test) for name, test in fuzzed()
+                  if args.only in name and args.name in (None, name)]
+    if args.jobs > 1:
+        return in_jobs([name for name, _ in properties], args)
     import conftest
 
     runner = conftest.InProcess
@@ -63,6 +71,25 @@ def main():
     print(f"total: {len(properties) * rounds * args.round} inputs, {runner.runs} command runs "
           f"over {len(properties)} properties, peak memory {peak} MB, "
           f"{'a failure' if failed else 'no failure'}")
+    return 1 if failed else 0
+
+
+def in_jobs(names, args):
+    """Each property in a process of its own (this script, --name), at most
+    ``args.jobs`` at once, in their order; 1 when one failed."""
+    waiting, running, failed = list(names), [], False
+    while waiting or running:
+        while waiting and len(running) < args.jobs:
+            running.append(subprocess.Popen(
+                [sys.executable, __file__, "--examples", str(args.examples), "--round",
+                 str(args.round), "--name", waiting.pop(0)]))
+        finished = next((job for job in running if job.poll() is not None), None)
+        if finished is None:
+            time.sleep(0.5)
+            continue
+        running.remove(finished)
+        failed = failed or finished.returncode != 0
+    print(f"all jobs: {len(names)} properties, {'a failure' if failed else 'no failure'}")
     return 1 if failed else 0
 
 
