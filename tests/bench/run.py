@@ -177,6 +177,10 @@ def before_bench(data, stream, before, rounds):
               (["json"], [str(ROOT / "tests" / "fixtures" / "vendor-example.ndjson")],
                "start-up: a tiny stream")]
     for ours, inputs, what in cases:
+        if status_of([*checkout_command(before, ours[0]), *ours[1:], *inputs]) != status_of(
+                [*checkout_command(ROOT, ours[0]), *ours[1:], *inputs]):
+            print(f"| `{' '.join(ours)}` | {what} | | that version cannot read it | |")
+            continue
         new, old, ratios = [], [], []
         for _ in range(rounds if what != cases[-1][2] else max(10, rounds * 8)):
             new.append(timed([*checkout_command(ROOT, ours[0]), *ours[1:], *inputs])[0])
@@ -184,6 +188,11 @@ def before_bench(data, stream, before, rounds):
             ratios.append(old[-1] / new[-1])
         print(f"| `{' '.join(ours)}` | {what} | {min(new):.3f} s | {min(old):.3f} s "
               f"| {statistics.median(ratios):.3f} |", flush=True)
+
+
+def status_of(argv):
+    """The exit status of ``argv``, its output unread."""
+    return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
 
 
 def jobs_bench(data, rounds, target=1.6):
