@@ -18,6 +18,7 @@ from ndagent.figures import (
     Figures,
     Tally,
     day_of,
+    exact,
     exact_text,
     figure,
     partial,
@@ -553,8 +554,9 @@ class StatsCommand(Command):
 
     def _estimate(self, model, tokens, parts, every=None):
         """The run's cost estimated from the price table: each API message's by its own
-        model where the run says them (``parts``: those counted now); None where one is
-        not priced, one counted before too (``every``: all the run's, {key: (model,
+        model where the run says them (``parts``: those counted now), summed exactly (as
+        a partial after this one that counted them too takes them back); None where one
+        is not priced, one counted before too (``every``: all the run's, {key: (model,
         usage)}), as a share that read the run alone finds it."""
         if parts is None:
             return None if tokens is None else self.prices.cost(model, tokens)
@@ -565,7 +567,7 @@ class StatsCommand(Command):
                 cost = self.prices.cost(each or model, figures)
                 if cost is None:
                     return None
-                total += cost
+                total += exact(cost)
         if every is not None and len(every) > len(parts):
             counted_now = {part[2] for part in parts}
             if any(key not in counted_now and any(figures.values())
@@ -689,7 +691,9 @@ class StatsCommand(Command):
                   "tokens_from": tokens_from, **({"extra": extra} if extra else {}),
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
         if self.prices is not None:
-            record["cost_estimated_usd"] = estimate
+            # An exact sum (``_estimate``): printed as the double nearest to it.
+            record["cost_estimated_usd"] = (estimate if estimate is None or
+                                            estimate.__class__ is int else float(estimate))
         if self.form == "ndjson":
             self.out.write_json(record)
         elif self.form == "markdown":

@@ -120,7 +120,7 @@ class Figures:
         self.runs[outcome] = self.runs.get(outcome, 0) + 1
         if duration is not None:
             self.duration_runs += 1
-            self.duration_total += _exact(duration)
+            self.duration_total += exact(duration)
             self._widen([duration, duration])
             bucket = _bucket(duration)
             self.histogram[bucket] = self.histogram.get(bucket, 0) + 1
@@ -129,18 +129,18 @@ class Figures:
             sums = self.tokens
             for name, value in tokens.items():
                 if value is not None:
-                    sums[name] = sums.get(name, 0) + _exact(value)
+                    sums[name] = sums.get(name, 0) + exact(value)
         if cost is not None:
             self.cost_runs += 1
-            self.cost_total += _exact(cost)
+            self.cost_total += exact(cost)
         for name, value in (extra or {}).items():
             if value is not None:
-                self._add_extra(name, 1, _exact(value))
+                self._add_extra(name, 1, exact(value))
         _add_counts(self.tools, tally.tools)
         _add_counts(self.commands, tally.commands)
         if estimate is not None:
             self.estimate_runs += 1
-            self.estimate_total += _exact(estimate)
+            self.estimate_total += exact(estimate)
 
     def estimate(self):
         """The estimated cost as printed: the runs priced, and their total in USD."""
@@ -154,7 +154,7 @@ class Figures:
         copy of it) counted first."""
         for name, value in tokens.items():
             if value is not None and name in self.tokens:
-                self.tokens[name] -= _exact(value)
+                self.tokens[name] -= exact(value)
         if estimate is not None:
             self.estimate_total -= _sum(estimate, "claimed")
 
@@ -172,9 +172,9 @@ class Figures:
         (tokens, cost), (own_tokens, own_cost) = given, own
         for name, value in (tokens or {}).items():
             if name in TOKENS and figure(value) is not None:
-                self.tokens[name] += _exact(own_tokens[name]) - _exact(value)
+                self.tokens[name] += exact(own_tokens[name]) - exact(value)
         if figure(cost) is not None:
-            self.cost_total += _exact(own_cost) - _exact(cost)
+            self.cost_total += exact(own_cost) - exact(cost)
 
     def _widen(self, bounds):
         found = self.duration_range
@@ -530,10 +530,10 @@ def figure(value):
 
 def exact_text(value):
     """A figure as the exact sum a partial writes ("12", "3/8")."""
-    return str(_exact(value))
+    return str(exact(value))
 
 
-def _exact(value):
+def exact(value):
     """A figure as an exact number, for sums that do not depend on the order of adding:
     an int as it is, a float as the fraction it is."""
     if value.__class__ is int:

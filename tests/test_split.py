@@ -674,3 +674,18 @@ def test_real_captures_one_after_another_print_the_same_in_parts(agent, tmp_path
         assert prints_the_same_in_parts(path, verb, *options), (verb, *options)
         if "--max-line" not in options:  # (120 bytes: no line beside a cut is that short)
             assert len(parts_from.made) == (verb != "validate" or agent == "real")
+
+
+@pytest.mark.parametrize("by", [[], ["--by", "model"]])
+def test_a_run_s_estimate_is_the_exact_sum_its_messages_are_taken_back_by(by, tmp_path):
+    """A session FILE given twice, in shares: the second share's messages, counted by
+    the first, are taken back from its total at their exact cost, so the runs' estimates
+    are exact sums of their messages' costs too, or the total would differ from one
+    process's by a rounding (make fuzz found it)."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes((Path(__file__).parent / "fixtures" / "logs" / "session.jsonl").read_bytes())
+    prices = Path(__file__).parent / "fixtures" / "prices" / "litellm-sample.json"
+    options = [*by, "--prices", prices, "--partial"]
+    one = with_parts("never", "stats", b"", *options, path, path)
+    assert with_parts("always", "stats", b"", *options, path, path) == one
+    assert b'"estimate_runs"' in one[1]
