@@ -410,6 +410,9 @@ class RunCommand(Command):
 
 # What the budgets of tool calls need of the model, beside what the shown verb needs.
 _CALLS = frozenset({"tools"})
+# What --max-cost needs: the runs' ends, with their figures (a verb that shows the calls
+# alone does not need them).
+_ENDS = frozenset({"ends"})
 # What the estimate of --prices needs: the messages' usage.
 _MESSAGES = frozenset({"messages"})
 
@@ -428,6 +431,8 @@ class _Watching:
         needs = super().needs_of(module)
         if self.budget.counts_calls and needs is not None:
             needs = needs | _CALLS
+        if self.budget.max_cost is not None and needs is not None:
+            needs = needs | _ENDS
         if self.budget.counts_messages and module.reports_messages and needs is not None:
             needs = needs | _MESSAGES
         return needs

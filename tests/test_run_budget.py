@@ -18,7 +18,7 @@ import pytest
 from conftest import command, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_run import alive, fake_agent
+from test_run import alive, fake_agent, run_agent
 
 from ndagent import budget, cmd_run, formats
 from ndagent.model import Message, RunEnd, ToolEnd, ToolStart
@@ -104,6 +104,18 @@ def test_a_cost_passed_at_the_end_of_the_only_run_is_its_status(tmp_path):
     done, saved, written, _ = budget_run(tmp_path, ["--max-cost", ".01"], CLAUDE)
     assert done.returncode == 120 and saved == written == CLAUDE.read_bytes()
     assert b"cost $0.03 passed --max-cost 0.01, at the end" in done.stderr
+
+
+@pytest.mark.parametrize("show", [*cmd_run.SHOWN_VERBS, "none"])
+@pytest.mark.parametrize("agent", [each.name for each in formats.all_formats()
+                                   if each.reports_cost])
+def test_the_cost_at_a_run_s_end_counts_whatever_the_verb_shown(tmp_path, agent, show):
+    """The run's figures are read for --max-cost even where the verb shown prints none
+    of them (the calls of tools, of text)."""
+    stream = GOLDEN / agent / "success-tools" / "input.ndjson"
+    done, saved = run_agent(tmp_path, ["--show", show, "--max-cost", "0.001"], stream)
+    assert done.returncode == budget.COST and saved == stream.read_bytes()
+    assert b"passed --max-cost 0.001, at the end of its run" in done.stderr
 
 
 @pytest.mark.parametrize("options, warning", [
