@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := tests/fixtures/sample.ndjson
+# The cores this process may run on (under taskset or a cpuset, fewer than the machine's).
+CORES   = $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)')
 
 .PHONY: all demo test golden lint install man completions bench fuzz clean ccusage chromium \
 	browser screenshots pandoc transcripts
@@ -44,7 +46,7 @@ demo: $(STAMP)  ## run each command on a sample stream shipped in the repository
 # Two pytest processes per core: many tests wait on the processes they start (pipes,
 # signals, an agent's pauses), and a second process keeps the core busy meanwhile.
 test: $(STAMP)  ## the test suite (pytest): in-process and through real pipes, two processes per core
-	$(BIN)/python -m pytest -q -n $$($(BIN)/python -c 'import os; print(2 * (os.cpu_count() or 1))')
+	$(BIN)/python -m pytest -q -n $(shell expr 2 \* $(CORES))
 
 # The transcripts in the programs that show them.  'make test' runs the browser test on
 # a few pages when chromium is on PATH (and skips it, saying why, when not), and the
@@ -85,8 +87,7 @@ $(CCUSAGE):
 	npm install --prefix .ccusage --no-audit --no-fund --silent ccusage@$(CCUSAGE_VERSION)
 
 fuzz: $(STAMP)  ## the property tests at length: 25 000 examples each, a property per core at once
-	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500 \
-	  --jobs $$($(BIN)/python -c 'import os; print(os.cpu_count() or 1)')
+	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500 --jobs $(CORES)
 
 lint: $(STAMP)
 	$(BIN)/ruff check ndagent tests man

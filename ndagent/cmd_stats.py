@@ -691,9 +691,7 @@ class StatsCommand(Command):
                   "tokens_from": tokens_from, **({"extra": extra} if extra else {}),
                   "tool_calls": sum(tally.tools.values()), "tools": tools}
         if self.prices is not None:
-            # An exact sum (``_estimate``): printed as the double nearest to it.
-            record["cost_estimated_usd"] = (estimate if estimate is None or
-                                            estimate.__class__ is int else float(estimate))
+            record["cost_estimated_usd"] = estimate
         if self.form == "ndjson":
             self.out.write_json(record)
         elif self.form == "markdown":

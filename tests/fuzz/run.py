@@ -1,7 +1,7 @@
 """The long fuzz run ('make fuzz'): the property tests (test_property_*) of the test
 modules below, with many examples each, over every command, in-process.  Prints how
-many inputs each property ran through the commands, and exits 1 at the first property
-that fails.
+many inputs each property ran through the commands; runs every property, and exits 1
+when one failed.
 
 Each property runs in rounds of a few thousand examples: within one run Hypothesis
 keeps a record of every example it has tried, so one long run would grow without bound.
