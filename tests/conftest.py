@@ -7,6 +7,7 @@ import sys
 import tempfile
 from importlib import import_module
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -175,16 +176,8 @@ def with_parts(mode, verb, stdin, *arguments, runner=None):
                                               for argument in arguments)
     if reads_stdin and "SOURCE_DATE_EPOCH" not in os.environ:
         changes["SOURCE_DATE_EPOCH"] = "1780308000"
-    saved = {name: os.environ.get(name) for name in changes}
-    os.environ.update(changes)
-    try:
+    with mock.patch.dict(os.environ, changes):
         return (runner or _RUNNER)(verb, stdin, *arguments)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
 
 
 _RUNNER = InProcess()

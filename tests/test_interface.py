@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -576,9 +577,6 @@ def test_the_time_origin_is_the_option_then_source_date_epoch_then_mtime_then_no
         monkeypatch, write):
     """Where a stream has no clock: --time-origin, else SOURCE_DATE_EPOCH (seconds),
     else a regular FILE's modification time, else the time it is read."""
-    import os
-    import time
-
     from ndagent.options import STDIN, time_origin
 
     path = write(b"")
