@@ -432,11 +432,14 @@ def copilot_run_lines(rng, number):
     the prompt, messages as deltas then whole, tool executions, per-call usage, the
     result line."""
     lines = []
+    parent = [None]  # each event names the one before it; the session's first, none
 
     def emit(kind, **data):
-        lines.append(dump({"type": kind, "data": data, "id": f"{rng.getrandbits(64):016x}",
+        event_id = f"{rng.getrandbits(64):016x}"
+        lines.append(dump({"type": kind, "data": data, "id": event_id,
                            "timestamp": f"2026-10-02T09:{number % 60:02d}:00.000Z",
-                           "parentId": None}))
+                           "parentId": parent[0]}))
+        parent[0] = event_id
 
     emit("session.tools_updated", model="claude-sonnet-4.6")
     emit("user.message", content=sentence(rng, 20))
