@@ -122,15 +122,26 @@ def compare(ours, theirs, rounds, stdin_path=None, one_core=(False, False)):
     runs the two one after the other, so a slow spell of the machine slows both: the
     ratio of a round is steadier than either time.  ``one_core``: whether each of the
     two runs on one core."""
-    our_times, their_times, ratios, memory = [], [], [], 0.0
+    return compare_together([(ours, theirs)], rounds, stdin_path, one_core)[0]
+
+
+def compare_together(pairs, rounds, stdin_path=None, one_core=(False, False)):
+    """``compare`` of each (ours, theirs) of ``pairs``, every pair once in each round:
+    figures that are compared with each other (an agent's ratio with Claude's) are then
+    measured over the same spells of the machine, not minutes apart."""
+    times = [([], [], []) for _ in pairs]
+    memory = [0.0] * len(pairs)
     for _ in range(rounds):
-        seconds, rss = timed(ours, stdin_path, one_core[0])
-        their_seconds = timed(theirs, stdin_path, one_core[1])[0]
-        our_times.append(seconds)
-        their_times.append(their_seconds)
-        ratios.append(their_seconds / seconds)
-        memory = max(memory, rss)
-    return min(our_times), min(their_times), statistics.median(ratios), memory
+        for index, (ours, theirs) in enumerate(pairs):
+            seconds, rss = timed(ours, stdin_path, one_core[0])
+            their_seconds = timed(theirs, stdin_path, one_core[1])[0]
+            our_times, their_times, ratios = times[index]
+            our_times.append(seconds)
+            their_times.append(their_seconds)
+            ratios.append(their_seconds / seconds)
+            memory[index] = max(memory[index], rss)
+    return [(min(our_times), min(their_times), statistics.median(ratios), rss)
+            for (our_times, their_times, ratios), rss in zip(times, memory)]
 
 
 def verdict(ratio, target):
@@ -390,20 +401,22 @@ def main():
     print("\nThe other agents' streams (tests/bench/generate.py --agent, the same size), "
           "against the jq recipe their users write; the target is the Cursor stream's "
           f"ratio for the same verb, within {100 - OF_CURSOR * 100:.0f}% (for "
-          f"{', '.join(sorted(CLAUDE_TARGETS))}: the Claude stream's):\n")
+          f"{', '.join(sorted(CLAUDE_TARGETS))}: the Claude stream's); each round runs every "
+          "row, so that rows compared with each other are measured in the same spells:\n")
     print("| agent | command | ndagent | jq | ratio | target | met | ndagent peak memory |")
     print("|---|---|---|---|---|---|---|---|")
     of_claude = {}
     streams = {"cursor": stream}
+    pairs = []
     for agent, ours, program in AGENT_CASES:
         path = streams[agent] = data / f"stream-{args.mb:g}mb-seed1-{agent}.ndjson"
         if not path.exists():
             print(f"generating {path} ...", file=sys.stderr)
             generate(path, args.mb, seed=1, agent=agent)
-        size = path.stat().st_size / 1e6
-        our_s, jq_s, ratio, rss = compare(
-            [*ndagent(ours[0]), *ours[1:], str(path)],
-            ["jq", *program, str(path)], args.rounds)
+        pairs.append(([*ndagent(ours[0]), *ours[1:], str(path)], ["jq", *program, str(path)]))
+    for (agent, ours, _), (our_s, jq_s, ratio, rss) in zip(
+            AGENT_CASES, compare_together(pairs, args.rounds)):
+        size = streams[agent].stat().st_size / 1e6
         if agent == "claude":
             of_claude[ours[0]] = ratio
         target = OF_CURSOR * (of_claude if agent in CLAUDE_TARGETS else single)[ours[0]]
