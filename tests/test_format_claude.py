@@ -872,6 +872,7 @@ def test_importing_the_module_loads_little():
                             check=True).stdout
     assert eval(loaded) == ["ndagent", "ndagent.decoder", "ndagent.formats",
                             "ndagent.formats._claude_calls",
+                            "ndagent.formats._claude_detect",
                             "ndagent.formats._claude_messages",
                             "ndagent.formats._claude_stream",
                             "ndagent.formats._claude_usage", "ndagent.formats.base",
@@ -964,7 +965,7 @@ def _other_agents_inputs():
 def test_every_claude_input_is_told_and_every_line_is_in_its_envelope():
     """Each Claude input has a line that tells it from Qwen Code's and Amp's, and every
     line is Claude's or in the envelope the three share (never one of theirs)."""
-    from ndagent.formats import _claude_stream
+    from ndagent.formats import _claude_detect
 
     paths = CLAUDE_GOLDEN + sorted(CORPUS.glob("*.ndjson"))
     told = set()
@@ -972,8 +973,8 @@ def test_every_claude_input_is_told_and_every_line_is_in_its_envelope():
         if claude.decides(data):
             told.add(path)
         else:
-            assert _claude_stream.claude_family(data), (path, data.get("type"))
-        assert not (_claude_stream.qwen_decides(data) or _claude_stream.amp_decides(data))
+            assert _claude_detect.claude_family(data), (path, data.get("type"))
+        assert not (_claude_detect.qwen_decides(data) or _claude_detect.amp_decides(data))
     assert told == set(paths)
 
 

@@ -15,6 +15,7 @@ import orjson
 
 import ndagent.formats._claude_stream as stream
 from ndagent.decoder import encode_line
+from ndagent.formats._claude_detect import AMP_TYPES, amp_decides
 from ndagent.formats._claude_messages import Messages
 from ndagent.formats._claude_usage import usage_of
 from ndagent.formats.base import Format, first_string, note_at
@@ -63,7 +64,7 @@ _OBJECT_TEXT = re.compile(r"[ \t\n\r]*\{")
 
 def may_decide(kind):
     """Whether an object of type ``kind`` can be decisive for Amp."""
-    return kind in stream.AMP_TYPES
+    return kind in AMP_TYPES
 
 
 # The bytes of the lines a stream may be cut before: the envelope's (``_claude_stream``).
@@ -77,7 +78,7 @@ def markers(needs):
     and the search for them would pass over nothing.  The native object alone needs no
     assistant line: it is the result as it stands (no figure of the run is put in it)."""
     found = stream.markers(needs)
-    if _USER in found:
+    if found is None or _USER in found:
         return None
     if needs <= {"native"}:
         return tuple(marker for marker in found if marker != _ASSISTANT)
@@ -90,7 +91,7 @@ markers.__wrapped__ = stream.markers  # the envelope's: formats.sharing_envelope
 def decides(data):
     """Whether a decoded object is Amp's and no other agent's
     (docs/agents.md#decisive-tests): its thread id."""
-    return stream.amp_decides(data)
+    return amp_decides(data)
 
 
 def splits_between(before, after, checks):

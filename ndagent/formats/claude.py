@@ -9,6 +9,7 @@ tell none of the three apart is read as Claude's (``leans``), which validate say
 
 import ndagent.formats._claude_stream as stream
 from ndagent.formats._claude_calls import kind_of, outcome_of, target_of
+from ndagent.formats._claude_detect import claude_decides, claude_family
 from ndagent.formats._claude_messages import Messages
 from ndagent.formats._claude_usage import cost_of, running_totals, usage_of
 from ndagent.formats.base import Format, text_or_none
@@ -62,7 +63,7 @@ SPLIT_NEEDLE = stream.SPLIT_NEEDLE
 # (docs/agents.md#decisive-tests): none of the agents that write Claude's envelope
 # writes it.  The envelope's function itself, called with no step between: it runs on
 # every line of the other agents' streams.
-decides = stream.claude_decides
+decides = claude_decides
 
 
 def splits_between(before, after, checks):
@@ -266,7 +267,7 @@ FORMAT = Format(
     reader=Reader,
     checks=CHECKS,
     splits_between=splits_between,
-    leans=stream.claude_family,
+    leans=claude_family,
     reports_cost=True,
     running_total="process",
     help=HELP,

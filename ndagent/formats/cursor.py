@@ -370,13 +370,19 @@ _NEEDS = {
     "transcript": ("user", "thinking", "assistant", "tool_call"),
 }
 _BOUNDARIES = ("system", "result")
+# Every type of event the stream has.
+_TYPES = frozenset({"system", "user", "assistant", "thinking", "tool_call", "result"})
 
 
 def markers(needs):
-    """The decoder markers of the events that ``needs`` take, the run boundaries added."""
+    """The decoder markers of the events that ``needs`` take, the run boundaries added;
+    None (every line) where they take every type: the search would pass over nothing
+    but lines of another agent or none, which cost less to decode than the search."""
     names = set(_BOUNDARIES)
     for need in needs:
         names.update(_NEEDS[need])
+    if names >= _TYPES:
+        return None
     if "tool_call" in names:
         names.discard("tool_call/completed")
     found = []

@@ -11,6 +11,7 @@ the process's running total (ndagent.totals makes each run's own); there is no c
 """
 
 import ndagent.formats._claude_stream as stream
+from ndagent.formats._claude_detect import QWEN_TYPES, qwen_decides
 from ndagent.formats._claude_messages import Messages
 from ndagent.formats.base import Format, first_string, note_at, text_or_none
 from ndagent.terminal import quote
@@ -59,7 +60,7 @@ MAX_AGENTS = 1024
 
 def may_decide(kind):
     """Whether an object of type ``kind`` can be decisive for Qwen Code."""
-    return kind in stream.QWEN_TYPES
+    return kind in QWEN_TYPES
 
 
 # The lines to decode for each need, and the bytes of the lines a stream may be cut
@@ -71,7 +72,7 @@ SPLIT_NEEDLE = stream.SPLIT_NEEDLE
 # Whether a decoded object is Qwen Code's and no other agent's
 # (docs/agents.md#decisive-tests).  The envelope's function itself, called with no step
 # between: it runs on every line of the other agents' streams.
-decides = stream.qwen_decides
+decides = qwen_decides
 
 
 def splits_between(before, after, checks):
