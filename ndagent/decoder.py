@@ -38,7 +38,6 @@ Example::
 import os
 import re
 import signal
-import sys
 
 # orjson crashes the process when it is interrupted while it sets itself up (it
 # imports more modules then): Ctrl-C is held back for that moment, and comes just
@@ -50,13 +49,12 @@ finally:
     signal.pthread_sigmask(signal.SIG_SETMASK, _BLOCKED)
 
 from ndagent.jsonvalues import (  # noqa: E402
+    ORJSON_DEPTH,
     EncodedJson,
     RawNumber,
-    parse_float,
-    parse_int,
-    reject_constant,
-    replace_surrogates,
-    tolerated,
+    Reason,
+    decode_tolerantly,
+    with_room,
 )
 from ndagent.selection import LateSelection  # noqa: E402
 from ndagent.sources import CHUNK_SIZE, Part, lines_before, open_input, source_name  # noqa: E402
@@ -225,7 +223,7 @@ def decode_line(line, exact=False):
     keeps them exact, at the cost of a scan of the line (for values that are printed
     again)."""
     value = _decode(line, _loads_exactly if exact else orjson.loads)
-    if value.__class__ is _Reason:
+    if value.__class__ is Reason:
         return str(value)
     if value.__class__ is dict:
         return value
@@ -279,27 +277,11 @@ def _encode_slowly(value):
             raise TypeError(f"cannot encode {type(item).__name__}")
         return f"\ue000{token}:{len(texts) - 1}\ue000"
 
-    text = _with_room(2 * _ORJSON_DEPTH, json.dumps, value, ensure_ascii=False,
+    text = with_room(2 * ORJSON_DEPTH, json.dumps, value, ensure_ascii=False,
                       separators=(",", ":"), default=placeholder)
     for index, number in enumerate(texts):
         text = text.replace(f'"\ue000{token}:{index}\ue000"', number, 1)
     return text.encode("utf-8", "surrogatepass")
-
-
-# How deep orjson reads nesting.  The stdlib json, which stands in for orjson on the
-# rare lines it cannot handle, recurses once per level: Python's default limit of 1000
-# frames is not enough for that.
-_ORJSON_DEPTH = 1024
-
-
-def _with_room(frames, function, *args, **kwargs):
-    """``function(*args, **kwargs)`` with ``frames`` more frames of recursion allowed."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + frames)
-    try:
-        return function(*args, **kwargs)
-    finally:
-        sys.setrecursionlimit(limit)
 
 
 class _Inexact(ValueError):
@@ -331,6 +313,13 @@ _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _NINETEEN_DIGITS = b"0" * 19
 _NUMBER_OF_NINETEEN_DIGITS = re.compile(rb"[:\[,\s-][0-9]{19}")
 _NOT_DECODED = (orjson.JSONDecodeError, _Inexact)
+_UNREAD = object()  # what a line orjson did not read decodes to, for _Lines
+
+# The share of a block's lines its selection must take for the next block to be read by
+# _Lines._selected_densely: the search for the lines to decode then costs more than the
+# few lines it passes over.
+DENSE = 7 / 8
+DENSE_SAMPLE = 64  # lines, however many blocks they came in (some blocks are one line)
 
 
 def _json_kind(value):
@@ -343,43 +332,12 @@ def _json_kind(value):
     return "a number"
 
 
-class _Reason(str):
-    """Why a line holds no JSON value (empty for a blank line): not a JSON string."""
-
-
 def _decode(line, loads):
-    """The JSON value of a line, or a ``_Reason``."""
+    """The JSON value of a line, or a ``Reason``."""
     try:
         return loads(line)
     except _NOT_DECODED as error:
-        return _decode_tolerantly(line, error.msg)
-
-
-def _decode_tolerantly(line, reason):
-    """Second chance for what orjson rejects (or reads inexactly) but JSON allows: lone
-    surrogate escapes (made U+FFFD, so that every string handed on is valid Unicode) and
-    numbers beyond 64 bits (kept as RawNumber).  What the stdlib json rejects too gets
-    the reason orjson gave."""
-    if not line.strip():
-        return _Reason("")
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return _Reason("not valid UTF-8")
-    if text.startswith("\ufeff"):
-        return _Reason("not JSON: a byte order mark inside the input")
-    if tolerated().search(line) is None:
-        return _Reason("not JSON: " + reason)
-    import json  # lazy: only a line orjson refuses comes here
-
-    try:
-        value = _with_room(_ORJSON_DEPTH, json.loads, text, parse_constant=reject_constant,
-                           parse_int=parse_int, parse_float=parse_float)
-    except RecursionError:
-        return _Reason("not JSON: nested too deeply")
-    except ValueError:
-        return _Reason("not JSON: " + reason)
-    return replace_surrogates(value) if type(value) in (dict, list) else value
+        return decode_tolerantly(line, error.msg)
 
 
 # How many places a line that does not decode is tried from, looking for an object
@@ -427,6 +385,10 @@ class _Lines:
             self.late, selection = selection, None
         self._choose(selection)
         self.number = 0
+        # Whether the selection took nearly all of the last lines read: the next block is
+        # then read by _selected_densely, which gives the same items at less cost.
+        self.dense = False
+        self.sample = (0, 0)  # (lines, those the selection took) since the last choice
 
     def _choose(self, selection):
         self.wants = None if selection is None else selection.wants
@@ -448,6 +410,8 @@ class _Lines:
     def _block(self, data, begin, end):
         if self.selection is None:
             return self._all(data[begin:end] if begin or end < len(data) else data)
+        if self.dense:
+            return self._selected_densely(data, begin, end)
         return self._selected(data, begin, end)
 
     def _dense(self, data, begin, end):
@@ -533,7 +497,7 @@ class _Lines:
         source = self.source
         if value is None:
             value = _decode(line, self.loads)
-        if value.__class__ is _Reason:
+        if value.__class__ is Reason:
             if value:
                 self._bad(line, number, str(value), append, last)
         elif value.__class__ is not dict:
@@ -586,7 +550,8 @@ class _Lines:
         number = self.number
         count, find = text.count, text.find
         position = begin  # where the lines not yet numbered begin
-        for newline in self.selection.newlines(text, begin, end):
+        newlines = self.selection.newlines(text, begin, end)
+        for newline in newlines:
             start = newline + 1
             if start > position:
                 append(Skipped(source, number + 1, text, position, start - 1))
@@ -597,6 +562,57 @@ class _Lines:
         if position < end:
             append(Skipped(source, number + 1, text, position, end - 1))
             number += count(b"\n", position, end)
+        self._measure(number - self.number, len(newlines))
+        self.number = number
+        return items
+
+    def _measure(self, lines, taken):
+        """Count the lines of a block and those its selection took; every DENSE_SAMPLE
+        lines or more, choose how the next block is read (``dense``)."""
+        self.sample = (self.sample[0] + lines, self.sample[1] + taken)
+        if self.sample[0] >= DENSE_SAMPLE:
+            self.dense = self.sample[1] >= DENSE * self.sample[0]
+            self.sample = (0, 0)
+
+    def _selected_densely(self, text, begin, end):
+        """The items ``_selected`` gives, for a block most of whose lines the selection
+        takes: each line is decoded, and one that gives no wanted event is tested
+        (``Selection.selects``) for whether it was to be decoded or passed over."""
+        items = []
+        append = items.append
+        source, loads, wants, selects = self.source, self.loads, self.wants, self.selection.selects
+        number = self.number
+        lines = text[begin:end].split(b"\n")
+        lines.pop()
+        start = begin
+        passed = None  # (line number, offset) of the first of the lines passed over in hand
+        count = 0  # of the lines passed over
+        for line in lines:
+            number += 1
+            stop = start + len(line)
+            try:
+                value = loads(line)
+            except _NOT_DECODED:
+                value = _UNREAD
+            wanted = value.__class__ is dict and wants(value)
+            if not wanted and not selects(text, start, stop):
+                count += 1
+                if passed is None:
+                    passed = number, start
+            else:
+                if passed is not None:
+                    append(Skipped(source, passed[0], text, passed[1], start - 1))
+                    passed = None
+                if wanted:
+                    append(Event(source, number, value))
+                elif value is _UNREAD:
+                    self._add(line, number, append)
+                else:
+                    self._add(line, number, append, value)
+            start = stop + 1
+        if passed is not None:
+            append(Skipped(source, passed[0], text, passed[1], end - 1))
+        self._measure(len(lines), len(lines) - count)
         self.number = number
         return items
 

@@ -3,6 +3,12 @@ or beyond a double (kept as written, ``RawNumber``) and lone surrogate escapes (
 U+FFFD), for the decoder's second chance at a line (``ndagent.decoder``)."""
 
 import re
+import sys
+
+# How deep orjson reads nesting.  The stdlib json, which stands in for orjson on the
+# rare lines it cannot handle, recurses once per level: Python's default limit of 1000
+# frames is not enough for that.
+ORJSON_DEPTH = 1024
 
 
 class RawNumber:
@@ -53,6 +59,47 @@ def tolerated():
 
 
 _TOLERATED_PATTERN = None
+
+
+class Reason(str):
+    """Why a line holds no JSON value (empty for a blank line): not a JSON string."""
+
+
+def decode_tolerantly(line, reason):
+    """Second chance for what orjson rejects (or reads inexactly) but JSON allows: lone
+    surrogate escapes (made U+FFFD, so that every string handed on is valid Unicode) and
+    numbers beyond 64 bits (kept as RawNumber).  What the stdlib json rejects too gets
+    the reason orjson gave (a ``Reason``)."""
+    if not line.strip():
+        return Reason("")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return Reason("not valid UTF-8")
+    if text.startswith("\ufeff"):
+        return Reason("not JSON: a byte order mark inside the input")
+    if tolerated().search(line) is None:
+        return Reason("not JSON: " + reason)
+    import json  # lazy: only a line orjson refuses comes here
+
+    try:
+        value = with_room(ORJSON_DEPTH, json.loads, text, parse_constant=reject_constant,
+                          parse_int=parse_int, parse_float=parse_float)
+    except RecursionError:
+        return Reason("not JSON: nested too deeply")
+    except ValueError:
+        return Reason("not JSON: " + reason)
+    return replace_surrogates(value) if type(value) in (dict, list) else value
+
+
+def with_room(frames, function, *args, **kwargs):
+    """``function(*args, **kwargs)`` with ``frames`` more frames of recursion allowed."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + frames)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def reject_constant(name):

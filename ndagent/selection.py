@@ -131,6 +131,20 @@ class Selection:
         return sorted(found)
 
 
+    def selects(self, text, start, stop):
+        """Whether ``newlines`` takes the line ``text[start:stop]`` (``stop``: its
+        newline): the same test, made on one line."""
+        if text[start:start + 1] != b"{" or not _ends_object(text, stop):
+            return True
+        for pattern, values, _ in self.patterns:
+            for match in pattern.finditer(text, start, stop):
+                rests = values[match.group(1)]
+                if rests is None or any(all(text.find(needle, start, stop) >= 0
+                                            for needle in needles) for needles in rests):
+                    return True
+        return _ESCAPE.search(text, start, stop) is not None
+
+
 def _value_at(data, key):
     """The value of a decoded object at ``key``: a name, or a path of names."""
     if key.__class__ is str:

@@ -15,13 +15,16 @@ from ndagent.decoder import (
     BadLine,
     Event,
     RawNumber,
+    Skipped,
     Unreadable,
+    _Lines,
     batches,
     decode_line,
     encode_line,
     encode_value,
     iter_items,
 )
+from ndagent.selection import Selection
 from ndagent.sources import Loaded
 
 
@@ -447,3 +450,66 @@ def test_a_line_of_too_many_objects_and_arrays_is_passed_over_undecoded():
     assert [(type(item).__name__, item.line) for item in items] == [
         ("Event", 1), ("BadLine", 2), ("Event", 3), ("Event", 4), ("Event", 5), ("BadLine", 6)]
     assert "objects and arrays" in items[1].message and items[1].start == dense[:240]
+
+
+# The two readings of a selected block: searching it for the lines to decode, or, where
+# the selection takes nearly every line, decoding each and testing only the others.
+
+_SELECTED_LINES = st.one_of(
+    st.builds(lambda kind, extra, space: orjson.dumps({"type": kind, **extra}).replace(
+        b'":', b'"' + space + b":", 1),
+              st.sampled_from(["a", "b", "c", "call", 7]),
+              st.dictionaries(st.sampled_from(["subtype", "step", "x", "type"]),
+                              st.one_of(st.sampled_from(["s", "kind", "b", "call"]),
+                                        st.integers(-2**63, 2**63 - 1),
+                                        st.builds(dict, kind=st.just("call")))),
+              st.sampled_from([b"", b" ", b"\t"])),
+    st.sampled_from([b"", b" ", b"null", b"[1]", b'"a"', b'{"type":"a",', b'{"type":"a"} ',
+                     b' {"type":"a"}', b'{"type":"a"}\r', b'{"type":"\\u0061"}',
+                     b'{"ty\\u0070e":"b"}', b'{"type":"b","n":12345678901234567890}',
+                     b'{"type":"x"}{"type":"a"}', b'{"type":"x","t":"\\ud800"}', b"\xff{}",
+                     b'{"step":{"kind":"call"}}', b'{"type":"b","subtype":"s"}']))
+
+_SELECTIONS = [[(("type", "a"),)], [(("type", "a"),), (("type", "c"),)],
+               [(("type", "b"), ("subtype", "s")), (("type", "a"),)],
+               [((("step", "kind"), "call"),)]]
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(_SELECTED_LINES, min_size=1, max_size=30), st.integers(0, 30),
+       st.sampled_from(_SELECTIONS), st.booleans())
+def test_property_a_block_read_densely_gives_the_items_of_its_search(lines, skip, markers,
+                                                                    exact):
+    """Whatever the lines and the selection, ``_selected_densely`` gives the items
+    ``_selected`` gives, item for item, and numbers the lines alike: which of the two
+    reads a block is a matter of speed alone."""
+    text = b"".join(line + b"\n" for line in lines)
+    begin = sum(len(line) + 1 for line in lines[:min(skip, len(lines) - 1)])  # a block has a line
+    found = []
+    for method in ("_selected", "_selected_densely"):
+        reader = _Lines("f", Selection(markers), exact, False)
+        reader.number = 3
+        items = getattr(reader, method)(text, begin, len(text))
+        found.append(([(type(item).__name__, *_fields(item)) for item in items],
+                      reader.number))
+    assert found[0] == found[1]
+
+
+def _fields(item):
+    values = [getattr(item, name) for name in type(item).__slots__]
+    if isinstance(item, Skipped):  # its lines, not the whole block they are in
+        return [item.source, item.line, item.text[item.begin:item.end], item.value]
+    return values
+
+
+def test_a_block_after_one_its_selection_took_nearly_whole_is_read_densely():
+    selected, passed = b'{"type":"a"}\n' * 60, b'{"type":"x"}\n'
+    reader = _Lines("f", Selection([(("type", "a"),)]), False, False)
+    reader.block(selected + passed * 4)
+    assert reader.dense
+    reader.block(selected + passed * 9)
+    assert not reader.dense
+    for _ in range(63):  # too few lines to choose by
+        reader.block(selected[:13])
+    assert not reader.dense
