@@ -28,9 +28,12 @@ def qwen_decides(data):
     # Claude stream, most of them deltas (formats.OtherAgents).
     if "qwen_code_version" in data:
         found = True
-    elif kind == "stream_event":
-        message = _message_start(data)
-        found = message is not None and "id" in message and "usage" not in message
+    elif kind == "stream_event":  # a message_start's message (no call: nearly every line)
+        event = data.get("event")
+        if event.__class__ is not dict or event.get("type") != "message_start":
+            return False
+        message = event.get("message")
+        found = message.__class__ is dict and "id" in message and "usage" not in message
     elif kind == "assistant":
         message, uuid = data.get("message"), data.get("uuid")
         found = (uuid.__class__ is str and message.__class__ is dict
