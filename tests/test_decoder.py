@@ -4,6 +4,7 @@ import io
 import json
 import os
 import tempfile
+from unittest import mock
 
 import orjson
 import pytest
@@ -11,6 +12,7 @@ from conftest import fixture, lines_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ndagent import decoder
 from ndagent.decoder import (
     BadLine,
     Event,
@@ -456,43 +458,90 @@ def test_a_line_of_too_many_objects_and_arrays_is_passed_over_undecoded():
 # the selection takes nearly every line, decoding each and testing only the others.
 
 _SELECTED_LINES = st.one_of(
-    st.builds(lambda kind, extra, space: orjson.dumps({"type": kind, **extra}).replace(
+    st.builds(lambda kind, extra, space: json.dumps(
+        {"type": kind, **extra}, separators=(",", ":")).encode().replace(
         b'":', b'"' + space + b":", 1),
               st.sampled_from(["a", "b", "c", "call", 7]),
               st.dictionaries(st.sampled_from(["subtype", "step", "x", "type"]),
                               st.one_of(st.sampled_from(["s", "kind", "b", "call"]),
-                                        st.integers(-2**63, 2**63 - 1),
+                                        st.integers(-2**70, 2**70),
                                         st.builds(dict, kind=st.just("call")))),
               st.sampled_from([b"", b" ", b"\t"])),
     st.sampled_from([b"", b" ", b"null", b"[1]", b'"a"', b'{"type":"a",', b'{"type":"a"} ',
                      b' {"type":"a"}', b'{"type":"a"}\r', b'{"type":"\\u0061"}',
                      b'{"ty\\u0070e":"b"}', b'{"type":"b","n":12345678901234567890}',
+                     b'{"type":"a","n":-12345678901234567890}',
                      b'{"type":"x"}{"type":"a"}', b'{"type":"x","t":"\\ud800"}', b"\xff{}",
                      b'{"step":{"kind":"call"}}', b'{"type":"b","subtype":"s"}']))
 
-_SELECTIONS = [[(("type", "a"),)], [(("type", "a"),), (("type", "c"),)],
-               [(("type", "b"), ("subtype", "s")), (("type", "a"),)],
-               [((("step", "kind"), "call"),)]]
+# Lines of JSON's pieces put together anyhow: objects cut, merged, doubled, spaced,
+# escaped, keys repeated, numbers beyond 64 bits, bad UTF-8.
+_PIECES = st.lists(st.sampled_from([
+    b"{", b"}", b'"type"', b'"\\u0074ype"', b'"ty\\u0070e"', b":", b" : ", b"\t", b"\r", b",",
+    b'"a"', b'"b"', b'"\\u0062"', b'"s"', b'"subtype"', b'"step"', b'"kind"', b'"call"', b"null",
+    b"[", b"]", b"-12345678901234567890", b"\xff", b'"\\ud800"', b" ", b'"\\u00"', b"\\"]),
+    max_size=12).map(b"".join)
+_LINES = st.one_of(_SELECTED_LINES, _PIECES,
+                   st.sampled_from([b"{}", b"{}\r", b"{\r", b"}\r", b"\r", b"{ }\r\r"]))
+# Markers of one to three pairs: first keys and values shared, paths, a path in a rest.
+_PAIRS = st.sampled_from([("type", "a"), ("type", "b"), ("subtype", "s"), ("kind", "call"),
+                          (("step", "kind"), "call"), (("step", "type"), "a"), ("x", "s")])
+_MARKERS = st.lists(st.lists(_PAIRS, min_size=1, max_size=3), min_size=1, max_size=4)
+
+
+def _text(lines):
+    return b"".join(line.replace(b"\n", b"") + b"\n" for line in lines)
 
 
 @settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
           suppress_health_check=list(HealthCheck))
-@given(st.lists(_SELECTED_LINES, min_size=1, max_size=30), st.integers(0, 30),
-       st.sampled_from(_SELECTIONS), st.booleans())
-def test_property_a_block_read_densely_gives_the_items_of_its_search(lines, skip, markers,
-                                                                    exact):
-    """Whatever the lines and the selection, ``_selected_densely`` gives the items
-    ``_selected`` gives, item for item, and numbers the lines alike: which of the two
-    reads a block is a matter of speed alone."""
-    text = b"".join(line + b"\n" for line in lines)
-    begin = sum(len(line) + 1 for line in lines[:min(skip, len(lines) - 1)])  # a block has a line
+@given(st.lists(_LINES, max_size=5), st.lists(_LINES, min_size=1, max_size=25),
+       st.lists(_LINES, max_size=3), _MARKERS, st.booleans())
+def test_property_a_block_read_densely_gives_the_items_of_its_search(before, lines, after,
+                                                                    markers, exact):
+    """Whatever the lines and the selection, and wherever the block is in the data,
+    ``selects`` takes a line exactly when ``newlines`` gives the newline before it, and
+    ``_selected_densely`` gives the items ``_selected`` gives, item for item, numbering
+    the lines alike: which of the two reads a block is a matter of speed alone."""
+    selection = Selection(markers)
+    begin = len(_text(before))
+    text = _text(before) + _text(lines) + _text(after)
+    end = begin + len(_text(lines))
+    newlines = selection.newlines(text, begin, end)
+    start = begin
+    for line in lines:
+        stop = text.index(b"\n", start)
+        assert selection.selects(text, start, stop) == (start - 1 in newlines), line
+        start = stop + 1
     found = []
     for method in ("_selected", "_selected_densely"):
-        reader = _Lines("f", Selection(markers), exact, False)
+        reader = _Lines("f", selection, exact, False)
         reader.number = 3
-        items = getattr(reader, method)(text, begin, len(text))
+        items = getattr(reader, method)(text, begin, end)
         found.append(([(type(item).__name__, *_fields(item)) for item in items],
                       reader.number))
+    assert found[0] == found[1]
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "100")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(_LINES, min_size=1, max_size=6), min_size=1, max_size=12), _MARKERS,
+       st.booleans(), st.integers(1, 5), st.sampled_from([0.0, 0.5, 1.0]),
+       st.sampled_from([None, 3]))
+def test_property_blocks_read_densely_or_not_give_the_same_items(blocks, markers, exact,
+                                                                 sample, dense, containers):
+    """Blocks of any sizes, one line or more, read one after the other by a reader that
+    switches between the two readings (after a few lines: ``DENSE_SAMPLE``), give the
+    items of a reader that never reads densely (``DENSE`` 2: no share of lines is that
+    much), also where lines of too many objects and arrays cut the blocks."""
+    found = []
+    limits = {} if containers is None else {"MAX_CONTAINERS": containers}
+    for share in (dense, 2):
+        with mock.patch.multiple(decoder, DENSE=share, DENSE_SAMPLE=sample, **limits):
+            reader = _Lines("f", Selection(markers), exact, False)
+            items = [(type(item).__name__, *_fields(item))
+                     for block in blocks for item in reader.block(_text(block))]
+            found.append((items, reader.number))
     assert found[0] == found[1]
 
 
