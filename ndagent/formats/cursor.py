@@ -370,18 +370,20 @@ _NEEDS = {
     "transcript": ("user", "thinking", "assistant", "tool_call"),
 }
 _BOUNDARIES = ("system", "result")
-# Every type of event the stream has.
-_TYPES = frozenset({"system", "user", "assistant", "thinking", "tool_call", "result"})
+# The types a run is made of: the stream's but the interaction queries, a few lines
+# that no need takes and that cost less to decode than a search for the others.
+_RUN_TYPES = TYPES - {"interaction_query"}
 
 
 def markers(needs):
     """The decoder markers of the events that ``needs`` take, the run boundaries added;
-    None (every line) where they take every type: the search would pass over nothing
-    but lines of another agent or none, which cost less to decode than the search."""
+    None (every line) where they take every type a run is made of: the search would
+    pass over nothing but a few lines (a query, another agent's), which cost less to
+    decode than the search."""
     names = set(_BOUNDARIES)
     for need in needs:
         names.update(_NEEDS[need])
-    if names >= _TYPES:
+    if names >= _RUN_TYPES:
         return None
     if "tool_call" in names:
         names.discard("tool_call/completed")
