@@ -104,13 +104,14 @@ class HtmlCommand(TranscriptCommand):
                 f"<h1>{html.escape(field(title))}</h1>\n"
                 f'<p class="note">Written by ndagent {__version__} from {named}</p>\n')
 
-    def run_top(self, number, module, start, end, pieces=None):
+    def run_top(self, marks, module, start, end, pieces=None):
+        first, again = marks
         outcome = ""
         if end is not None:
             word = outcome_word(end)
             outcome = f' · <span class="o-{_CLASS.get(word, word)}">{word}</span>'
-        top = (f'<section class="run" id="run-{number}">\n'
-               f"<h2>Run {number} · {html.escape(module.name)}{outcome}</h2>\n")
+        top = (f'<section class="run" id="run-{first}">\n'
+               f"<h2>Run {again} · {html.escape(module.name)}{outcome}</h2>\n")
         if end is None:
             return top
         return top + self.run_fields(module, start, end, pieces)
@@ -138,11 +139,11 @@ class HtmlCommand(TranscriptCommand):
         if kind is PROMPT:
             return '<p class="label">Prompt</p>\n' + prose(value)
         if kind is CALL:
-            return call_block(value, self.number, lean)
+            return call_block(value, self.marks[1], lean)
         return ('<details class="thinking"><summary>Thinking</summary>\n'
                 + prose(value) + "</details>\n")
 
-    def ending(self, end, answer, lean):
+    def ending(self, end, answer):
         if end.cutoff:
             return (f'<h3>Cut off</h3>\n<p class="note ended">{CUT_OFF.format(end.line)}</p>\n'
                     "</section>\n")

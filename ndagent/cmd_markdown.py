@@ -77,9 +77,10 @@ class MarkdownCommand(TranscriptCommand):
         named = ", ".join(code(source) for source in sources)
         return f"# {text_cell(title)}\n\nWritten by ndagent {__version__} from {named}.\n\n"
 
-    def run_top(self, number, module, start, end, pieces=None):
+    def run_top(self, marks, module, start, end, pieces=None):
+        first, again = marks
         outcome = "" if end is None else f" · {outcome_word(end)}"
-        top = f'<a id="run-{number}"></a>\n## Run {number} · {module.name}{outcome}\n\n'
+        top = f'<a id="run-{first}"></a>\n## Run {again} · {module.name}{outcome}\n\n'
         if end is None:
             return top
         return top + self.run_fields(module, start, end, pieces)
@@ -112,7 +113,7 @@ class MarkdownCommand(TranscriptCommand):
             return fence(bounded, "text") + "\n"
         return prose(bounded.parts()) + "\n"
 
-    def ending(self, end, answer, lean):
+    def ending(self, end, answer):
         if end.cutoff:
             return f"### Cut off\n\n*{CUT_OFF.format(end.line)}*\n\n"
         if not end.ok:

@@ -12,6 +12,18 @@ from ndagent.decoder import encode_line
 from ndagent.sources import wait_for
 from ndagent.terminal import escape_json
 
+# The marks of what only the order of the output knows, when the inputs are read in
+# shares that each do not know what the ones before them wrote (a transcript's runs):
+# the next number and the last number again; a text and its lean form (FULL, LEAN,
+# END), of which the lean one is written once ``limit`` bytes are; and a text between
+# ONCE_BEGIN and ONCE_END, of which only the first written is.  An output that is
+# ``marked`` writes them as what they stand for; no other byte of its output is a NUL
+# (stream text has its control characters spelt out).
+NEXT_NUMBER = "\0+"
+SAME_NUMBER = "\0="
+FULL, LEAN, END = "\0[", "\0|", "\0]"
+ONCE_BEGIN, ONCE_END = "\0<", "\0>"
+
 
 class Output:
     """Standard output as bytes, written out at each ``flush`` (after each input batch)."""
@@ -20,6 +32,7 @@ class Output:
         self.fd = fd
         self.parts = []
         self.size = 0
+        self.marked = None  # a Marks when marks are written as what they stand for
         self.terminal = os.isatty(fd)
         # On a terminal: whether what was written last ends inside a line (an answer
         # still arriving, or printed with -n or -z).
@@ -44,6 +57,8 @@ class Output:
         """Write ``data`` (any bytes-like object) at once, after what waits: output
         made elsewhere, passed on without a copy."""
         self.flush()
+        if self.marked is not None:
+            data = self.marked.unmarked(data)
         write_all(self.fd, data)
         if self.terminal and len(data):
             self.line_open = data[-1:] != b"\n"
@@ -78,9 +93,74 @@ class Output:
         data = b"".join(self.parts)
         self.parts.clear()
         self.size = 0
+        if self.marked is not None:
+            data = self.marked.unmarked(data)
         write_all(self.fd, data)
         if self.terminal:
             self.line_open = not data.endswith(b"\n")
+
+
+class Marks:
+    """What the marks of an output stand for, as its bytes are written in order: the
+    number they have come to, whether ``limit`` bytes are written (past it, the lean
+    form of each text that has one), whether a ONCE text was written."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.written = 0  # the bytes written, marks written as what they stand for
+        self.number = 0
+        self.once_written = False
+        self.lean = False  # in a text that has a lean form: whether that one is written
+        # Whether the bytes are passed over: in the form of a text not written, or in a
+        # ONCE text written before.
+        self.passing_form = self.passing_once = False
+        self.cut = False  # whether the last bytes given end with a mark's NUL
+
+    def unmarked(self, data):
+        """``data`` with its marks written as what they stand for; a mark cut after its
+        NUL is completed by the next bytes given."""
+        data = bytes(data)
+        if self.cut:
+            data, self.cut = b"\0" + data, False
+        if b"\0" not in data:
+            if self.passing_form or self.passing_once:
+                return b""
+            self.written += len(data)
+            return data
+        head, *marked = data.split(b"\0")
+        if not marked[-1]:  # the NUL ended the bytes: its tag comes next
+            self.cut = True
+            marked.pop()
+        found = []
+        self._add(found, head)
+        for piece in marked:
+            tag, rest = piece[:1], piece[1:]
+            if tag == b"+" or tag == b"=":
+                self.number += tag == b"+"
+                rest = b"%d" % self.number + rest
+            elif tag == b"[":
+                self.lean = self.written >= self.limit
+                self.passing_form = self.lean
+            elif tag == b"|":
+                self.passing_form = not self.lean
+            elif tag == b"]":
+                self.passing_form = False
+            elif self.passing_form:
+                pass
+            elif tag == b"<":
+                self.passing_once = self.once_written
+                self.once_written = True
+            elif tag == b">":
+                self.passing_once = False
+            else:
+                rest = b"\0" + piece
+            self._add(found, rest)
+        return b"".join(found)
+
+    def _add(self, found, data):
+        if data and not (self.passing_form or self.passing_once):
+            found.append(data)
+            self.written += len(data)
 
 
 def write_all(fd, data):

@@ -23,6 +23,17 @@ from ndagent.formats.base import indented_json
 from ndagent.frame import Command
 from ndagent.model import OUTCOMES, json_size
 from ndagent.options import byte_size, positive_number
+from ndagent.output import (
+    END,
+    FULL,
+    LEAN,
+    NEXT_NUMBER,
+    ONCE_BEGIN,
+    ONCE_END,
+    SAME_NUMBER,
+    Marks,
+    Output,
+)
 from ndagent.sources import STDIN, source_name
 from ndagent.terminal import escape_controls, escape_field
 
@@ -184,7 +195,6 @@ class RunPieces:
         # The prompts that came before any other piece (the Prompt section); a later
         # one is a piece in its place.
         self.prompt_texts = []
-        self.lean = False  # past --max-bytes: texts cut to LEAN_CHARS
 
     def prompt(self, prompt):
         if not self.pieces and not self.calls and not self.handed_on:
@@ -249,11 +259,11 @@ class RunPieces:
         return found
 
     def _hand_on(self, kind, value):
-        """(kind, value) of a piece handed on: a message's text joined and bounded."""
+        """(kind, value) of a piece handed on: a message's text joined."""
         if kind is CALL:
             self._count(value)
         elif kind is PROSE:
-            value = Bounded("".join(value[1]), LEAN_CHARS if self.lean else None)
+            value = "".join(value[1])
         return kind, value
 
     def _count(self, call):
@@ -262,7 +272,7 @@ class RunPieces:
             self._count(child)
 
     def finish(self, end, pending):
-        """The pieces left, in order, and the answer (a Bounded) or None: the last
+        """The pieces left, in order, and the answer (its text) or None: the last
         message of a run that ended ok, taken out of the transcript."""
         outcomes = end.outcomes or {}
         for call in pending:
@@ -275,7 +285,7 @@ class RunPieces:
             if kind is CALL:
                 _final_outcomes(value, outcomes)
         if end.ok and pieces and pieces[-1][0] is PROSE:
-            answer = Bounded("".join(pieces.pop()[1][1]), LEAN_CHARS if self.lean else None)
+            answer = "".join(pieces.pop()[1][1])
         return [self._hand_on(kind, value) for kind, value, _ in pieces], answer
 
     def calls_said(self):
@@ -360,10 +370,16 @@ class TranscriptCommand(Command):
     """What ``markdown`` and ``html`` share: the runs' pieces in order, written aside
     as they complete (or out at once, on a live stream) and each run with its header
     when it ends; a subclass says how each part is written (``head``, ``run_top``,
-    ``run_fields``, ``prompts``, ``piece``, ``ending``, ``tail``, ``note_text``)."""
+    ``run_fields``, ``prompts``, ``piece``, ``ending``, ``tail``, ``note_text``).
+
+    What only the order of the document knows is written as the output's marks
+    (ndagent.output.Marks): each run's number, and where a piece has a lean form,
+    both, the output writing the lean one past --max-bytes.  So the inputs may be read
+    in shares, each by a command that does not know what the ones before it wrote."""
 
     needs = frozenset({"text", "tools", "ends", "transcript"})
     per_input = True  # each FILE is a stream of its own (FILE: no run)
+    splits_files = True
 
     @classmethod
     def add_options(cls, parser):
@@ -410,19 +426,24 @@ class TranscriptCommand(Command):
         self.split = args.split  # the directory of a file per run, or None
         self.target = None  # under --split, the file of the run in hand
         self.target_path = None  # and its path
-        self.number = 0  # the runs so far, across inputs
+        self.number = 0  # the runs so far, across inputs (--split: in file names)
+        # What the run in hand's number is written as: first, then again (the output's
+        # marks; under --split, the number).
+        self.marks = None
         self.pieces = None  # the RunPieces of the run in hand
         self.live = False  # whether the run in hand is written as it comes
         self.aside = None  # where a run's pieces wait for its header (a temporary file)
         self.begun = False  # whether the run in hand's transcript section is begun
-        self.written = 0  # bytes of the document so far
-        self.lean = False  # past --max-bytes
         self.runs = []  # (number, agent, outcome word, source, line) of each run
         self.empty = []  # the inputs with no run
+        self.lean_note = self.note_text(LEAN_NOTE.format(args.max_bytes))
 
     def read(self, inputs):
-        """In this process, in order: the runs are numbered across the whole output."""
-        read_here(self, inputs)
+        """Under --split, in this process: each run's file is named after its number."""
+        if self.split is None:
+            super().read(inputs)
+        else:
+            read_here(self, inputs)
 
     def sources(self):
         """The inputs, as the user named them."""
@@ -430,19 +451,21 @@ class TranscriptCommand(Command):
 
     def begin_output(self):
         if self.split is None:
+            self.out.marked = Marks(self.args.max_bytes)
             self.emit(self.head(self.args.title, self.sources()))
 
     def begin_run(self, start):
         self.number += 1
+        self.marks = (NEXT_NUMBER, SAME_NUMBER) if self.split is None else \
+            (str(self.number),) * 2
         self.pieces = RunPieces(self.number, start, self.format.result_text,
                                 self.args.max_chars)
-        self.pieces.lean = self.lean
         self.begun = False
         self.live = _live(start.source)
         if self.split is not None:
             self.open_target(start)
         if self.live:
-            self.emit(self.run_top(self.number, self.format, start, None))
+            self.emit(self.run_top(self.marks, self.format, start, None))
         else:
             # Closed when the run ends (end_run), having been copied out.
             self.aside = SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
@@ -459,7 +482,7 @@ class TranscriptCommand(Command):
             self.write_ready()
 
     def thinking(self, thinking):
-        if not self.args.no_thinking and not self.lean:
+        if not self.args.no_thinking:
             self.pieces.thinking(thinking)
             self.write_ready()
 
@@ -491,26 +514,48 @@ class TranscriptCommand(Command):
         if not self.begun:
             self.begun = True
             self.write_run(self.prompts(self.pieces.prompt_texts))
-        if self.lean and not self.pieces.lean:
-            self.pieces.lean = True
-        self.write_run(self.piece(*piece, lean=self.pieces.lean))
+        kind, value = piece
+        if kind is PROSE:
+            text = self.shortened(value, lambda shown: self.piece(PROSE, shown))
+        elif kind is CALL:
+            text = self.alternatives(self.piece(CALL, value), self.piece(CALL, value, True))
+        elif kind is THINKING:
+            text = self.alternatives(self.piece(THINKING, value), "")
+        else:
+            text = self.piece(kind, value)
+        self.write_run(text)
+
+    def shortened(self, text, written):
+        """``written(Bounded)`` of a message's text, and past --max-bytes of the text cut
+        to LEAN_CHARS where it is longer."""
+        full = written(Bounded(text))
+        if len(text) <= LEAN_CHARS:
+            return full
+        return self.alternatives(full, written(Bounded(text, LEAN_CHARS)))
+
+    def alternatives(self, full, lean):
+        """``full``, or past --max-bytes ``lean``, the first one after the note that
+        says so (the output's marks)."""
+        return f"{FULL}{full}{LEAN}{ONCE_BEGIN}{self.lean_note}{ONCE_END}{lean}{END}"
 
     def write_run(self, text):
         """Write text of the run in hand: out at once when live, else aside."""
-        if self.lean is False and self.written >= self.args.max_bytes:
-            self.lean = self.pieces.lean = True
-            text = self.note_text(LEAN_NOTE.format(self.args.max_bytes)) + text
         data = text.encode("utf-8", "backslashreplace")
-        self.written += len(data)
         if self.live:
             self.put_out(data)
         else:
             self.aside.write(data)
 
     def emit(self, text):
-        data = text.encode("utf-8", "backslashreplace")
-        self.written += len(data)
-        self.put_out(data)
+        self.put_out(text.encode("utf-8", "backslashreplace"))
+
+    def partial(self):
+        return [self.runs, self.empty]
+
+    def merge(self, partials):
+        for runs, empty in partials:
+            self.runs.extend(runs)
+            self.empty.extend(empty)
 
     def put_out(self, data):
         """Bytes of the document: to standard output, or the run's file (--split)."""
@@ -525,12 +570,15 @@ class TranscriptCommand(Command):
             self.put(piece)
         if not self.begun:
             self.put_nothing()
-        ending = self.ending(end, answer, self.pieces.lean)
+        if answer is None:
+            ending = self.ending(end, None)
+        else:
+            ending = self.shortened(answer, lambda shown: self.ending(end, shown))
         if self.live:
             self.write_run(ending)
             self.emit(self.run_fields(self.format, end.start, end, self.pieces))
         else:
-            self.emit(self.run_top(self.number, self.format, end.start, end, self.pieces))
+            self.emit(self.run_top(self.marks, self.format, end.start, end, self.pieces))
             aside, self.aside = self.aside, None
             aside.seek(0)
             while True:
@@ -561,8 +609,9 @@ class TranscriptCommand(Command):
         super().not_read(where, message)
 
     def end_output(self):
-        if self.split is None:
-            self.emit(self.tail(self.runs, self.empty))
+        if self.split is None:  # the runs numbered here, in order, as the marks were
+            runs = [(number, *run[1:]) for number, run in enumerate(self.runs, 1)]
+            self.emit(self.tail(runs, self.empty))
 
     def open_target(self, start):
         """Begin the file of a run (--split), a document of its own: its name is made
@@ -572,15 +621,16 @@ class TranscriptCommand(Command):
                                                       self.SUFFIX))
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
                              | getattr(os, "O_BINARY", 0), 0o666)
-        self.target = os.fdopen(descriptor, "wb")
+        self.target = Output(descriptor)
+        self.target.marked = Marks(self.args.max_bytes)  # a document, bounded alone
         self.target_path = path
-        self.written, self.lean = 0, False  # each file is a document, bounded alone
         self.emit(self.head(self.args.title, [field(start.source)]))
 
     def close_target(self):
         self.emit(self.tail(self.runs[-1:], []))
         target, self.target = self.target, None
-        target.close()
+        target.flush()
+        os.close(target.fd)
         self.out.write(self.target_path.encode("utf-8", "backslashreplace") + b"\n")
 
 

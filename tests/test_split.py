@@ -273,8 +273,8 @@ VALUES = {
 # reads the user's own folders (tests/test_sessions.py), and --split, which writes files,
 # not standard output (tests/test_transcript.py).
 NOT_DRAWN = {"help", "version", "files", "merge", "sessions", "split"}
-# markdown and html read every input in one process by design (their runs are numbered
-# across the output): in parts they must still print what one process prints.
+# markdown and html number their runs across the output and bound it (--max-bytes),
+# which only the order of the output knows (ndagent.output.Marks).
 SHARED_VERBS = ("json", "result", "text", "tools", "validate", "stats", "markdown", "html")
 
 

@@ -113,6 +113,8 @@ def test_no_stream_string_escapes_its_place(tmp_path, prompt, text, thinking, na
     check_markdown(document, result, command)
     status, page, _ = render("html", stream, tmp_path)
     assert status == 1
+    # No NUL of the stream's is left raw: the output's marks are the only ones.
+    assert "\x00" not in document and "\x00" not in page
     check_html(page)
     for value in (prompt, text, thinking, result, answer, failure):
         assert html_text(page).count(shown(value).strip()) >= 1
