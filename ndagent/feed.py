@@ -184,7 +184,7 @@ def _read_input(command, name, state, output):
             return
     else:
         if state.reader is None:
-            state.reader = _reader(module, source, command)
+            state.reader = _reader(module, source, command, state)
         if records is not None:
             _handle(state, command, records)
         else:
@@ -260,7 +260,7 @@ def _decided(command, source, decision, state):
     if decision[0] is None:
         command.not_read(Where(source, decision[1]), decision[2])
         return False
-    state.reader = _reader(decision[0], source, command)
+    state.reader = _reader(decision[0], source, command, state)
     return True
 
 
@@ -369,6 +369,39 @@ def _handle_other(state, command, item):
         state.whole = False
 
 
+def _replay(state, command, held, read):
+    """Read the items a Reader held (Events, and lines passed over) after all, in
+    order, with ``read`` (the Reader's own reading of an Event), as ``_handle`` reads
+    them: another agent's object is said and passed over, a line that holds no object
+    is passed over (as the prefilter passes over it)."""
+    reader = state.reader
+    for item in held:
+        if item.__class__ is Event:
+            _replay_event(state, command, item, read)
+            continue
+        screen = reader.other_agents.screen
+        for number, value in item.lines():
+            if value.__class__ is not dict:
+                continue
+            event = Event(item.source, number, value)
+            agent = next((agent for decides, agent in screen(event.type) if decides(value)),
+                         None)
+            if agent is not None:
+                command.other_agent(_OtherAgent(event, agent, reader.format))
+                state.last = event  # the last line decoded, as _handle says
+            else:
+                _replay_event(state, command, event, read)
+
+
+def _replay_event(state, command, event, read):
+    found = read(event)
+    if state.reader.__class__ is _InPeriod:
+        found = state.reader.shown(found)
+    if found and _dispatch(command, state.pairer, found, event):
+        state.began = True
+    state.last = event
+
+
 def _first_own_line(item, reader):
     """The lines passed over from the first that holds an object of the reader's agent
     (not another agent's, nor no object: those begin no run when decoded); None when
@@ -386,11 +419,13 @@ def _first_own_line(item, reader):
     return None
 
 
-def _reader(module, source, command):
+def _reader(module, source, command, state):
     """A Reader of ``module`` for ``source``, and the command told which format it reads;
-    the reader holds besides the test for another agent's objects (``other_agents``).
-    With --since or --until, the runs begun outside those days are passed over."""
+    the reader holds besides the test for another agent's objects (``other_agents``),
+    and what reads the lines it held, if it holds any (``replay``).  With --since or
+    --until, the runs begun outside those days are passed over."""
     reader = module.reader(source, command.checks, command.reader_needs(module))
+    reader.replay = lambda held, read: _replay(state, command, held, read)
     if command.period is not None:
         reader = _InPeriod(reader, command.period)
     reader.format = command.format = module
@@ -410,15 +445,15 @@ class _InPeriod:
         self.hiding = self.hid = False
 
     def event(self, item):
-        return self._shown(self.reader.event(item))
+        return self.shown(self.reader.event(item))
 
     def skipped(self, item):
-        return self._shown(self.reader.skipped(item))
+        return self.shown(self.reader.skipped(item))
 
     def finish(self):
-        return self._shown(self.reader.finish())
+        return self.shown(self.reader.finish())
 
-    def _shown(self, events):
+    def shown(self, events):
         if not self.hiding and not any(event.__class__ is RunStart for event in events):
             return events
         shown = []

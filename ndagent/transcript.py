@@ -377,7 +377,9 @@ class TranscriptCommand(Command):
     both, the output writing the lean one past --max-bytes.  So the inputs may be read
     in shares, each by a command that does not know what the ones before it wrote."""
 
-    needs = frozenset({"text", "tools", "ends", "transcript"})
+    # "whole_text": a message is written once whole, so its text may come whole too
+    # (where an agent streams it as deltas and then whole, the deltas are passed over).
+    needs = frozenset({"text", "tools", "ends", "transcript", "whole_text"})
     per_input = True  # each FILE is a stream of its own (FILE: no run)
     splits_files = True
 

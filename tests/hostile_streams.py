@@ -103,8 +103,24 @@ def dense(megabytes):
     yield b"]}\n"
 
 
+def claude_deltas(megabytes):
+    """A Claude message streamed as tool-input deltas of some 1 KB, about ``megabytes``
+    MB, whose whole line never comes: what a transcript holds of them, to read only
+    if no whole line follows, is bounded."""
+    yield CLAUDE_INIT
+    yield (b'{"type":"stream_event","event":{"type":"message_start","message":{"id":"m",'
+           b'"role":"assistant","content":[],"usage":{"input_tokens":1,"output_tokens":1}}},'
+           b'"session_id":"s-1"}\n')
+    line = (b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"input_json_delta","partial_json":"' + b"x" * 1000
+            + b'"}},"session_id":"s-1"}\n')
+    for _ in range(megabytes * 1_000_000 // len(line)):
+        yield line
+
+
 KINDS = {"shapes": shapes, "gemini-open": gemini_open, "codex-items": codex_items,
-         "claude-open": claude_open, "codex-open": codex_open, "dense": dense}
+         "claude-open": claude_open, "codex-open": codex_open, "dense": dense,
+         "claude-deltas": claude_deltas}
 
 
 def main(argv):

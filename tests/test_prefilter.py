@@ -167,7 +167,8 @@ def streams(draw):
 
 
 CONVERTERS = [("json",), ("result",), ("result", "--from-result"), ("text",),
-              ("text", "-v"), ("text", "--final"), ("tools",), ("tools", "--format", "tsv")]
+              ("text", "-v"), ("text", "--final"), ("tools",), ("tools", "--format", "tsv"),
+              ("markdown",), ("html",)]
 in_process = InProcess()
 
 

@@ -290,3 +290,74 @@ def test_markdown_on_a_live_pipe_writes_each_piece_before_the_run_ends(tmp_path)
     document = (seen + rest).decode("utf-8")
     assert document.index("</details>") < document.index("### Cut off")
     assert document.startswith("# Agent transcript\n") and "| Outcome | cut off |" in document
+
+
+# Claude Code's (and Qwen Code's) deltas, which the whole lines repeat: a transcript
+# holds them unread, and reads them only for a message that no whole line ends.
+
+def _delta_stream(deltas, whole, ended):
+    """A Claude run whose message streams ``deltas``, then (unless ``whole`` is None)
+    comes whole as ``whole``; ended by a result when ``ended``."""
+    def event(inner):
+        return {"type": "stream_event", "event": inner, "session_id": "s",
+                "parent_tool_use_id": None}
+
+    lines = [{"type": "system", "subtype": "init", "session_id": "s", "tools": [],
+              "model": "m", "claude_code_version": "2.1.0"},
+             event({"type": "message_start", "message": {
+                 "id": "msg_1", "role": "assistant", "content": [],
+                 "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+             event({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "text", "text": ""}})]
+    lines += [event({"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "text_delta", "text": text}}) for text in deltas]
+    if whole is not None:
+        lines.append({"type": "assistant", "session_id": "s", "parent_tool_use_id": None,
+                      "message": {"id": "msg_1", "role": "assistant",
+                                  "content": [{"type": "text", "text": whole}]}})
+    lines.append(event({"type": "message_stop"}))
+    if ended:
+        lines.append({"type": "result", "subtype": "success", "is_error": False,
+                      "duration_ms": 5, "num_turns": 1, "result": whole or "",
+                      "session_id": "s", "total_cost_usd": 0.01})
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _every_way(verb, stream, tmp_path, monkeypatch):
+    """The transcript of ``stream``: the same with and without the prefilter, in one
+    process and in parts."""
+    from ndagent.frame import Command
+
+    path = tmp_path / "run.ndjson"
+    path.write_bytes(stream)
+    found = InProcess()(verb, b"", str(path))
+    monkeypatch.setattr(Command, "prefilter", False)
+    assert InProcess()(verb, b"", str(path))[:2] == found[:2]
+    monkeypatch.undo()
+    monkeypatch.setenv("NDAGENT_PARTS", "always")
+    assert InProcess()(verb, b"", str(path))[:2] == found[:2]
+    monkeypatch.undo()
+    return found
+
+
+def test_a_message_s_text_is_its_whole_line_s_and_the_deltas_only_what_none_ends(
+        tmp_path, monkeypatch):
+    # The whole line says otherwise than its deltas: the transcript shows the line.
+    status, out, _ = _every_way("markdown", _delta_stream(["Draft ", "answer."], "Final answer.",
+                                                          True), tmp_path, monkeypatch)
+    assert status == 0 and b"Final answer." in out and b"Draft" not in out
+    # Cut off before the whole line: what the deltas said is shown.
+    status, out, _ = _every_way("markdown", _delta_stream(["Half ", "an answer"], None, False),
+                                tmp_path, monkeypatch)
+    assert status == 1 and b"Half an answer" in out and b"### Cut off" in out
+
+
+def test_deltas_held_past_the_bound_are_read_as_they_came(tmp_path, monkeypatch):
+    """Past MAX_HELD_LINES, the held deltas are read: a stream whose whole lines repeat
+    them gives the same transcript."""
+    from ndagent.formats import _claude_stream
+
+    stream = _delta_stream(["one ", "two ", "three"], "one two three", True)
+    expected = _every_way("html", stream, tmp_path, monkeypatch)
+    monkeypatch.setattr(_claude_stream, "MAX_HELD_LINES", 1)
+    assert _every_way("html", stream, tmp_path, monkeypatch) == expected

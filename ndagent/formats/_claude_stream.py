@@ -39,6 +39,15 @@ MAX_TRACKED = 4096
 # Events that begin no run: information between runs or inside one.
 _INFORMATION = ("system", "rate_limit_event")
 
+# The types of the lines that the markers take always: under the need "whole_text",
+# the lines of any other type (the deltas) are held, unread, until a line of these says
+# whether they are needed (``Reader._holding``).
+_READ_TYPES = frozenset({"system", "result", "rate_limit_event", "assistant", "user"})
+# What is held at most before it is read all the same: lines, and bytes of lines passed
+# over.
+MAX_HELD_LINES = 50_000
+MAX_HELD_BYTES = 16 << 20
+
 def markers(needs):
     """The decoder markers of the lines that can matter for ``needs``.
 
@@ -47,10 +56,12 @@ def markers(needs):
     ``assistant`` (tool calls, text, usage, a failed local command, the answer of a run
     cut off).  ``user`` lines end tool calls; ``stream_event`` lines carry text deltas,
     for the text and for the answer of a run cut off in the middle of a message, and
-    messages' figures (not ``native``: the native object is the result event's).  Where
-    both matter, None (every line): the few lines of other types (a notice, another
-    agent's line) cost less to decode than the search of them all."""
-    deltas = "text" in needs or "ends" in needs or "messages" in needs
+    messages' figures (not ``native``: the native object is the result event's); under
+    "whole_text" (a message's text may come whole), only for the figures.  Where both
+    matter, None (every line): the few lines of other types (a notice, another agent's
+    line) cost less to decode than the search of them all."""
+    deltas = "messages" in needs or "whole_text" not in needs and (
+        "text" in needs or "ends" in needs)
     calls = "tools" in needs or "tool_ends" in needs or "transcript" in needs
     if deltas and calls:
         return None
@@ -215,6 +226,8 @@ class Reader:
     # ``_claude_messages.Messages``, which each agent's Reader sets (a part of the
     # envelope this module, a part too, cannot import).
     MESSAGES = None
+    # Whether the stream may hold deltas, which the need "whole_text" passes over.
+    HOLDS_DELTAS = True
 
     def __init__(self, source, checks=False, needs=None):
         # ``source``: the input's name, which every item carries too.
@@ -235,6 +248,14 @@ class Reader:
         self.handlers = {"assistant": self._assistant, "user": self._user,
                          "stream_event": self._stream_event, "result": self._result,
                          "system": self.system}
+        # Under "whole_text", the lines held (Events, lines passed over), how many, and
+        # the bytes of those passed over; ``replay`` reads them after all (the frame's).
+        self.held, self.held_lines, self.held_bytes = [], 0, 0
+        self.replay = None
+        if (needs is not None and "whole_text" in needs and self.messages is None
+                and not checks and self.HOLDS_DELTAS):
+            self.event, self.skipped, self.finish = (self._holding, self._holding_skipped,
+                                                     self._holding_finish)
 
     def event(self, event):
         """The model events of one decoded line."""
@@ -282,6 +303,64 @@ class Reader:
         if run is not None:
             self._cut_off(run, out)
         return out
+
+    # Under "whole_text": a main-thread message's text comes from its whole lines; the
+    # deltas are read only where none follows them (a run cut off in the middle of a
+    # message).  The lines of the types that are always read (_READ_TYPES) decide:
+    # a main-thread assistant line drops what is held before it, any other reads it
+    # first.  The lines of other types are held, decoded or passed over alike, so that
+    # the prefilter changes nothing.  Held lines read before their whole line came (past
+    # the bounds) gave the text of their block: the rest of it is read too.
+
+    def _holding(self, event):
+        if event.type in _READ_TYPES:
+            if self.held:
+                if (event.type == "assistant" and not (self.run and self.run.unchecked)
+                        and event.data.get("parent_tool_use_id") is None):
+                    self._drop()
+                else:
+                    self._release()
+            return Reader.event(self, event)
+        out = self._awaited(event)
+        self._hold(event, 1, 0)
+        return out
+
+    def _holding_skipped(self, item):
+        out = self._awaited(item)
+        text = item.text
+        if text is None:
+            self._hold(item, 1, 0)
+        else:
+            self._hold(item, text.count(b"\n", item.begin, item.end), item.end - item.begin)
+        return out
+
+    def _holding_finish(self):
+        if self.held:
+            self._release()
+        return Reader.finish(self)
+
+    def _awaited(self, item):
+        """A held line after a run's end begins the next one, as when it is read."""
+        if self.run is not None:
+            return []
+        out = []
+        self._begin(item, None, out)
+        return out
+
+    def _hold(self, item, lines, size):
+        self.held.append(item)
+        self.held_lines += lines
+        self.held_bytes += size
+        if self.held_lines > MAX_HELD_LINES or self.held_bytes > MAX_HELD_BYTES:
+            self._release()
+
+    def _drop(self):
+        self.held, self.held_lines, self.held_bytes = [], 0, 0
+
+    def _release(self):
+        held = self.held
+        self._drop()
+        self.replay(held, lambda event: Reader.event(self, event))
 
     # What each agent's Reader says of its own stream.
 

@@ -104,6 +104,7 @@ class Reader(stream.Reader):
 
     NAME = NAME
     MESSAGES = Messages
+    HOLDS_DELTAS = False  # Amp writes no stream_event: its lines are all read
 
     def __init__(self, source, checks=False, needs=None):
         super().__init__(source, checks, needs)

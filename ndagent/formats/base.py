@@ -37,7 +37,10 @@ class Format:
     ``kind`` None, of an object with no string type: only an agent whose objects have
     no ``type`` says yes),
     ``markers(needs)`` (the ``selection.Selection`` markers of the lines that can
-    matter for ``needs``, a set of "text", "tools", "tool_ends", "ends", "native";
+    matter for ``needs``, a set of "text", "tools", "tool_ends", "ends", "native",
+    "transcript" (the prompt, thinking, stream times), "whole_text" (a message's text
+    may come once whole: streamed deltas that whole lines repeat may be passed over)
+    and, for a format that ``reports_messages``, "messages";
     the lines that begin and end runs always among them; or None to decode every
     line), ``run_starts`` (the markers of the objects with which the agent begins a
     run, as its stream's first object does; ``begins_run(data)`` tests one: where such
@@ -46,7 +49,9 @@ class Format:
     ``markers`` take it always), ``reader`` (the Reader class:
     ``reader(source, checks, needs)``, with ``event(item)``, ``skipped(item)`` and
     ``finish()``, each a list of model events, and ``awaits_run()``, whether lines
-    passed over would begin a run now),
+    passed over would begin a run now; the frame sets its ``replay(held, read)``,
+    which reads items the Reader held unread (Events, lines passed over) after all, in
+    order, each event with ``read(event)``, as the frame reads an event),
     ``checks`` ({check: (severity, meaning)} of its schema checks; one named as a
     generic check of validate gives that check this agent's severity) and ``run_end``
     (the event that ends a run, for the message of a run cut off: "a result event").

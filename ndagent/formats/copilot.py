@@ -90,7 +90,7 @@ _MESSAGES = ((("type", MESSAGE),), (("type", USAGE),))
 _NO_MESSAGES = frozenset({"tool_ends", "native"})
 _TOOLS = ((("type", TOOL_START),), (("type", TOOL_END),), (("type", SUBAGENT),))
 _MARKERS = {"text": ((("type", DELTA),),), "tools": _TOOLS, "tool_ends": _TOOLS, "ends": (),
-            "native": (), "transcript": ((("type", USER),),)}
+            "native": (), "transcript": ((("type", USER),),), "whole_text": ()}
 
 
 _CODEX_PREFIXES = ("thread.", "turn.", "item.")

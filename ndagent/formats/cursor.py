@@ -368,6 +368,7 @@ _NEEDS = {
     "ends": (),
     "native": (),
     "transcript": ("user", "thinking", "assistant", "tool_call"),
+    "whole_text": (),
 }
 _BOUNDARIES = ("system", "result")
 # The types a run is made of: the stream's but the interaction queries, a few lines

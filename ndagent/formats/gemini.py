@@ -80,6 +80,7 @@ _MARKERS = {
 }
 _MARKERS["native"] = _MARKERS["ends"]  # the native object holds the answer
 _MARKERS["transcript"] = _MARKERS["ends"]  # and the user's prompt: every line
+_MARKERS["whole_text"] = ()
 
 
 # The types of the objects ``decides`` may find decisive.

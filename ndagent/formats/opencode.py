@@ -74,7 +74,8 @@ _AUTO_REJECTED = ("The user rejected permission to use this specific tool call",
 
 _BOUNDARIES = tuple((("type", kind),) for kind in (STEP_START, STEP_FINISH, ERROR, DONE))
 _TEXT = ((("type", TEXT),),)
-_MARKERS = {"text": _TEXT, "ends": _TEXT, "native": _TEXT, "transcript": _TEXT}
+_MARKERS = {"text": _TEXT, "ends": _TEXT, "native": _TEXT, "transcript": _TEXT,
+            "whole_text": ()}
 
 
 def may_decide(kind):
