@@ -325,18 +325,18 @@ def _delta_stream(deltas, whole, ended):
 
 def _every_way(verb, stream, tmp_path, monkeypatch):
     """The transcript of ``stream``: the same with and without the prefilter, in one
-    process and in parts."""
+    process and in parts (what the test patched stays patched in each)."""
     from ndagent.frame import Command
 
     path = tmp_path / "run.ndjson"
     path.write_bytes(stream)
     found = InProcess()(verb, b"", str(path))
-    monkeypatch.setattr(Command, "prefilter", False)
-    assert InProcess()(verb, b"", str(path))[:2] == found[:2]
-    monkeypatch.undo()
-    monkeypatch.setenv("NDAGENT_PARTS", "always")
-    assert InProcess()(verb, b"", str(path))[:2] == found[:2]
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(Command, "prefilter", False)
+        assert InProcess()(verb, b"", str(path))[:2] == found[:2]
+    with monkeypatch.context() as patch:
+        patch.setenv("NDAGENT_PARTS", "always")
+        assert InProcess()(verb, b"", str(path))[:2] == found[:2]
     return found
 
 
@@ -361,3 +361,19 @@ def test_deltas_held_past_the_bound_are_read_as_they_came(tmp_path, monkeypatch)
     expected = _every_way("html", stream, tmp_path, monkeypatch)
     monkeypatch.setattr(_claude_stream, "MAX_HELD_LINES", 1)
     assert _every_way("html", stream, tmp_path, monkeypatch) == expected
+
+
+@pytest.mark.parametrize("bound", [("MAX_HELD_LINES", 3), ("MAX_HELD_BYTES", 100)])
+def test_a_run_that_held_lines_begin_begins_before_what_they_say(bound, tmp_path,
+                                                                   monkeypatch):
+    """After a result, a run begun by a stretch of lines passed over that is past a
+    bound of what is held on its own: its start comes before their text, however they
+    are read (the text was handed to no run)."""
+    from ndagent.formats import _claude_stream
+
+    monkeypatch.setattr(_claude_stream, *bound)
+    first = _delta_stream([], "First.", True)
+    second = _delta_stream(["Hello ", "there", ", ", "world"], None, True).split(b"\n", 1)[1]
+    status, out, err = _every_way("markdown", first + second, tmp_path, monkeypatch)
+    assert status == 0, err
+    assert b"## Run 2" in out and b"Hello there, world" in out

@@ -43,8 +43,8 @@ _INFORMATION = ("system", "rate_limit_event")
 # the lines of any other type (the deltas) are held, unread, until a line of these says
 # whether they are needed (``Reader._holding``).
 _READ_TYPES = frozenset({"system", "result", "rate_limit_event", "assistant", "user"})
-# What is held at most before it is read all the same: lines, and bytes of lines passed
-# over.
+# What is held at most before it is read all the same (but for one item that is more
+# alone): lines, and bytes of lines passed over.
 MAX_HELD_LINES = 50_000
 MAX_HELD_BYTES = 16 << 20
 
@@ -348,11 +348,15 @@ class Reader:
         return out
 
     def _hold(self, item, lines, size):
+        """Hold ``item``; what is held already is read first where the item would take
+        it past a bound.  Never the item itself: the call that holds it may begin its
+        run (nothing is held then), whose RunStart comes before what it says."""
+        if self.held and (self.held_lines + lines > MAX_HELD_LINES
+                          or self.held_bytes + size > MAX_HELD_BYTES):
+            self._release()
         self.held.append(item)
         self.held_lines += lines
         self.held_bytes += size
-        if self.held_lines > MAX_HELD_LINES or self.held_bytes > MAX_HELD_BYTES:
-            self._release()
 
     def _drop(self):
         self.held, self.held_lines, self.held_bytes = [], 0, 0
