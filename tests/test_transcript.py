@@ -377,3 +377,15 @@ def test_a_run_that_held_lines_begin_begins_before_what_they_say(bound, tmp_path
     status, out, err = _every_way("markdown", first + second, tmp_path, monkeypatch)
     assert status == 0, err
     assert b"## Run 2" in out and b"Hello there, world" in out
+
+
+def test_a_delta_appended_to_a_line_cut_short_is_read_however_the_lines_are(tmp_path,
+                                                                              monkeypatch):
+    """A delta line cut short and the next appended to it (a stream cut off, then
+    another): the appended delta is read as decoding the line finds it, whether the
+    prefilter passed the line over or not."""
+    lines = _delta_stream(["Lost", "Found"], None, True).split(b"\n")
+    cut = next(index for index, line in enumerate(lines) if b'"Lost"' in line)
+    lines[cut:cut + 2] = [lines[cut][:40] + lines[cut + 1]]
+    status, out, err = _every_way("markdown", b"\n".join(lines), tmp_path, monkeypatch)
+    assert b"Found" in out and b"Lost" not in out, err
