@@ -389,3 +389,14 @@ def test_a_delta_appended_to_a_line_cut_short_is_read_however_the_lines_are(tmp_
     lines[cut:cut + 2] = [lines[cut][:40] + lines[cut + 1]]
     status, out, err = _every_way("markdown", b"\n".join(lines), tmp_path, monkeypatch)
     assert b"Found" in out and b"Lost" not in out, err
+
+
+def test_a_run_cut_off_ends_at_its_last_line_decoded_though_held_lines_came_before(
+        tmp_path, monkeypatch):
+    """A run cut off after a held line and another agent's object: it ends at the
+    object's line, the last decoded, whether the held line was decoded with it or
+    passed over and read at the end."""
+    stream = _delta_stream(["a"], "a", False) + b'{"type":"turn.started"}\n'
+    status, out, _ = _every_way("markdown", stream, tmp_path, monkeypatch)
+    last = stream.count(b"\n")
+    assert status == 1 and f"(last line {last})".encode() in out
