@@ -400,3 +400,18 @@ def test_a_run_cut_off_ends_at_its_last_line_decoded_though_held_lines_came_befo
     status, out, _ = _every_way("markdown", stream, tmp_path, monkeypatch)
     last = stream.count(b"\n")
     assert status == 1 and f"(last line {last})".encode() in out
+
+
+def test_deltas_that_no_line_of_text_repeats_are_read(tmp_path, monkeypatch):
+    """An assistant line with no text (a tool call alone, or no message at all) does not
+    repeat the held deltas: they are read, not dropped."""
+    stream = _delta_stream(["Let me ", "look."], None, False)
+    call = {"type": "assistant", "session_id": "s", "parent_tool_use_id": None,
+            "message": {"id": "msg_1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}}
+    result = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 5,
+              "num_turns": 1, "result": "", "session_id": "s", "total_cost_usd": 0.01}
+    for line in (call, {"type": "assistant", "message": None, "session_id": "s"}):
+        tail = (json.dumps(line) + "\n" + json.dumps(result) + "\n").encode()
+        status, out, err = _every_way("markdown", stream + tail, tmp_path, monkeypatch)
+        assert status == 0 and b"Let me look." in out, err
