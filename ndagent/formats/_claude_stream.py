@@ -29,6 +29,7 @@ from ndagent.model import (
     ToolEnd,
     ToolStart,
     epoch_ms,
+    json_size,
 )
 from ndagent.terminal import quote
 
@@ -44,7 +45,8 @@ _INFORMATION = ("system", "rate_limit_event")
 # whether they are needed (``Reader._holding``).
 _READ_TYPES = frozenset({"system", "result", "rate_limit_event", "assistant", "user"})
 # What is held at most before it is read all the same (but for one item that is more
-# alone): lines, and bytes of lines passed over.
+# alone): lines, and bytes (of the lines passed over, or about what Python holds of
+# those decoded).
 MAX_HELD_LINES = 50_000
 MAX_HELD_BYTES = 16 << 20
 
@@ -335,7 +337,8 @@ class Reader:
         if event.type in _READ_TYPES:
             return type(self).event(self, event)
         out = self._awaited(event)
-        self._hold(event, 1, 0)
+        # Decoded (every line is, with --strict): its bytes as Python holds them.
+        self._hold(event, 1, json_size(event.data))
         return out
 
     def _holding_skipped(self, item):
