@@ -176,15 +176,21 @@ class Skipped:
         return self.text is not None or self.value is not None
 
     def lines(self):
-        """(line number, decoded value or a reason) of each of the lines, in order."""
+        """(line number, decoded value or a reason) of each of the lines, in order, as
+        decoding them hands them on (a line cut short, then another stream appended to
+        it, gives the appended object)."""
         text, number = self.text, self.line
         if text is None:
             if self.value is not None:
                 yield number, self.value
             return
+        decoder, items = _Lines(self.source, None, False, True), []
         for line in text[self.begin:self.end].split(b"\n"):
             if line.strip():
-                yield number, decode_line(line)
+                decoder._add(line, number, items.append)
+                for item in items:
+                    yield item.line, item.data if item.__class__ is Event else item.reason
+                items.clear()
             number += 1
 
     def since(self, number):

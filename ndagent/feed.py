@@ -388,7 +388,7 @@ def _replay(state, command, held, read):
                          None)
             if agent is not None:
                 command.other_agent(_OtherAgent(event, agent, reader.format))
-                state.last = event  # the last line decoded, as _handle says
+                _decoded(state, event)
             else:
                 _replay_event(state, command, event, read)
 
@@ -399,7 +399,14 @@ def _replay_event(state, command, event, read):
         found = state.reader.shown(found)
     if found and _dispatch(command, state.pairer, found, event):
         state.began = True
-    state.last = event
+    _decoded(state, event)
+
+
+def _decoded(state, event):
+    """A held line is decoded: the last line decoded, as _handle says, unless a later
+    one was (decoded with it, and held)."""
+    if state.last is None or state.last.line <= event.line:
+        state.last = event
 
 
 def _first_own_line(item, reader):

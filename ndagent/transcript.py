@@ -179,8 +179,7 @@ class RunPieces:
     thinking and each tool call (a subagent's inside the call it belongs to).  ``ready``
     hands on the complete ones from the front; ``finish`` the rest, the answer apart."""
 
-    def __init__(self, number, start, result_text, max_chars):
-        self.number = number
+    def __init__(self, start, result_text, max_chars):
         self.start = start
         self.result_text = result_text
         self.max_args = self.max_result = self.max_thinking = max_chars
@@ -460,8 +459,7 @@ class TranscriptCommand(Command):
         self.number += 1
         self.marks = (NEXT_NUMBER, SAME_NUMBER) if self.split is None else \
             (str(self.number),) * 2
-        self.pieces = RunPieces(self.number, start, self.format.result_text,
-                                self.args.max_chars)
+        self.pieces = RunPieces(start, self.format.result_text, self.args.max_chars)
         self.begun = False
         self.live = _live(start.source)
         if self.split is not None:

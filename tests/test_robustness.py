@@ -500,13 +500,14 @@ def test_open_calls_with_50_kb_args_or_ids_keep_memory_bounded(stream_args, argv
     (("dense", 20), ("json",)),
     (("dense", 20), ("validate",)),
     (("claude-deltas", 100), ("markdown",)),
+    (("claude-deltas", 100), ("markdown", "--strict")),
 ])
 def test_what_readers_keep_of_a_run_is_bounded_in_bytes(stream_args, argv):
     """Issue 25 (M1, M2, M3, M5): 18 MB of Gemini calls never answered or of Codex items,
     each of 6000 empty objects (432 MB decoded: every verb kept them); 80 MB of Claude
     calls or Codex items with ids and names of 20 KB (kept by count); one line of 20 MB
     of empty objects (650 MB decoded); 100 MB of Claude deltas that a transcript holds
-    unread until it knows whether a whole line repeats them."""
+    until it knows whether a whole line repeats them, unread or (--strict) decoded."""
     status, peak = peak_on(stream_args, [command(argv[0]), *argv[1:]])
     assert status in (0, 1)
     # json keeps the newest items, up to model.NATIVE_BYTES (estimated).

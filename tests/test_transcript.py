@@ -325,18 +325,18 @@ def _delta_stream(deltas, whole, ended):
 
 def _every_way(verb, stream, tmp_path, monkeypatch):
     """The transcript of ``stream``: the same with and without the prefilter, in one
-    process and in parts."""
+    process and in parts (what the test patched stays patched in each)."""
     from ndagent.frame import Command
 
     path = tmp_path / "run.ndjson"
     path.write_bytes(stream)
     found = InProcess()(verb, b"", str(path))
-    monkeypatch.setattr(Command, "prefilter", False)
-    assert InProcess()(verb, b"", str(path))[:2] == found[:2]
-    monkeypatch.undo()
-    monkeypatch.setenv("NDAGENT_PARTS", "always")
-    assert InProcess()(verb, b"", str(path))[:2] == found[:2]
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(Command, "prefilter", False)
+        assert InProcess()(verb, b"", str(path))[:2] == found[:2]
+    with monkeypatch.context() as patch:
+        patch.setenv("NDAGENT_PARTS", "always")
+        assert InProcess()(verb, b"", str(path))[:2] == found[:2]
     return found
 
 
@@ -361,3 +361,57 @@ def test_deltas_held_past_the_bound_are_read_as_they_came(tmp_path, monkeypatch)
     expected = _every_way("html", stream, tmp_path, monkeypatch)
     monkeypatch.setattr(_claude_stream, "MAX_HELD_LINES", 1)
     assert _every_way("html", stream, tmp_path, monkeypatch) == expected
+
+
+@pytest.mark.parametrize("bound", [("MAX_HELD_LINES", 3), ("MAX_HELD_BYTES", 100)])
+def test_a_run_that_held_lines_begin_begins_before_what_they_say(bound, tmp_path,
+                                                                   monkeypatch):
+    """After a result, a run begun by a stretch of lines passed over that is past a
+    bound of what is held on its own: its start comes before their text, however they
+    are read (the text was handed to no run)."""
+    from ndagent.formats import _claude_stream
+
+    monkeypatch.setattr(_claude_stream, *bound)
+    first = _delta_stream([], "First.", True)
+    second = _delta_stream(["Hello ", "there", ", ", "world"], None, True).split(b"\n", 1)[1]
+    status, out, err = _every_way("markdown", first + second, tmp_path, monkeypatch)
+    assert status == 0, err
+    assert b"## Run 2" in out and b"Hello there, world" in out
+
+
+def test_a_delta_appended_to_a_line_cut_short_is_read_however_the_lines_are(tmp_path,
+                                                                              monkeypatch):
+    """A delta line cut short and the next appended to it (a stream cut off, then
+    another): the appended delta is read as decoding the line finds it, whether the
+    prefilter passed the line over or not."""
+    lines = _delta_stream(["Lost", "Found"], None, True).split(b"\n")
+    cut = next(index for index, line in enumerate(lines) if b'"Lost"' in line)
+    lines[cut:cut + 2] = [lines[cut][:40] + lines[cut + 1]]
+    status, out, err = _every_way("markdown", b"\n".join(lines), tmp_path, monkeypatch)
+    assert b"Found" in out and b"Lost" not in out, err
+
+
+def test_a_run_cut_off_ends_at_its_last_line_decoded_though_held_lines_came_before(
+        tmp_path, monkeypatch):
+    """A run cut off after a held line and another agent's object: it ends at the
+    object's line, the last decoded, whether the held line was decoded with it or
+    passed over and read at the end."""
+    stream = _delta_stream(["a"], "a", False) + b'{"type":"turn.started"}\n'
+    status, out, _ = _every_way("markdown", stream, tmp_path, monkeypatch)
+    last = stream.count(b"\n")
+    assert status == 1 and f"(last line {last})".encode() in out
+
+
+def test_deltas_that_no_line_of_text_repeats_are_read(tmp_path, monkeypatch):
+    """An assistant line with no text (a tool call alone, or no message at all) does not
+    repeat the held deltas: they are read, not dropped."""
+    stream = _delta_stream(["Let me ", "look."], None, False)
+    call = {"type": "assistant", "session_id": "s", "parent_tool_use_id": None,
+            "message": {"id": "msg_1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}}
+    result = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 5,
+              "num_turns": 1, "result": "", "session_id": "s", "total_cost_usd": 0.01}
+    for line in (call, {"type": "assistant", "message": None, "session_id": "s"}):
+        tail = (json.dumps(line) + "\n" + json.dumps(result) + "\n").encode()
+        status, out, err = _every_way("markdown", stream + tail, tmp_path, monkeypatch)
+        assert status == 0 and b"Let me look." in out, err

@@ -29,6 +29,7 @@ from ndagent.model import (
     ToolEnd,
     ToolStart,
     epoch_ms,
+    json_size,
 )
 from ndagent.terminal import quote
 
@@ -43,10 +44,12 @@ _INFORMATION = ("system", "rate_limit_event")
 # the lines of any other type (the deltas) are held, unread, until a line of these says
 # whether they are needed (``Reader._holding``).
 _READ_TYPES = frozenset({"system", "result", "rate_limit_event", "assistant", "user"})
-# What is held at most before it is read all the same: lines, and bytes of lines passed
-# over.
+# What is held at most before it is read all the same (but for one item that is more
+# alone): lines, and bytes (of the lines passed over, or about what Python holds of
+# those decoded).
 MAX_HELD_LINES = 50_000
 MAX_HELD_BYTES = 16 << 20
+
 
 def markers(needs):
     """The decoder markers of the lines that can matter for ``needs``.
@@ -72,6 +75,17 @@ def markers(needs):
     if calls:
         found.append((("type", "user"),))
     return tuple(found)
+
+
+def _holds_text(data):
+    """Whether an assistant line holds text: its message's content a string, or a list
+    with a text block."""
+    message = data.get("message")
+    content = message.get("content") if message.__class__ is dict else None
+    if content.__class__ is str:
+        return True
+    return content.__class__ is list and any(
+        block.__class__ is dict and block.get("type") == "text" for block in content)
 
 
 # Node's warnings, which the three CLIs (Node programs) write on stderr, often merged
@@ -306,23 +320,25 @@ class Reader:
 
     # Under "whole_text": a main-thread message's text comes from its whole lines; the
     # deltas are read only where none follows them (a run cut off in the middle of a
-    # message).  The lines of the types that are always read (_READ_TYPES) decide:
-    # a main-thread assistant line drops what is held before it, any other reads it
-    # first.  The lines of other types are held, decoded or passed over alike, so that
-    # the prefilter changes nothing.  Held lines read before their whole line came (past
-    # the bounds) gave the text of their block: the rest of it is read too.
+    # message).  The lines of the types that are always read (_READ_TYPES) decide: a
+    # main-thread assistant line that holds text drops what is held before it, one that
+    # holds none (a tool call, thinking) leaves it held, any other line reads it first.
+    # The lines of other types are held, decoded or passed over alike, so that the
+    # prefilter changes nothing.  Held lines read before their whole line came (past the
+    # bounds) gave the text of their block: the rest of it is read too.
 
     def _holding(self, event):
+        if event.type in _READ_TYPES and self.held:
+            if event.type != "assistant" or event.data.get("parent_tool_use_id") is not None \
+                    or (self.run and self.run.unchecked):
+                self._release()
+            elif _holds_text(event.data):
+                self._drop()
         if event.type in _READ_TYPES:
-            if self.held:
-                if (event.type == "assistant" and not (self.run and self.run.unchecked)
-                        and event.data.get("parent_tool_use_id") is None):
-                    self._drop()
-                else:
-                    self._release()
-            return Reader.event(self, event)
+            return type(self).event(self, event)
         out = self._awaited(event)
-        self._hold(event, 1, 0)
+        # Decoded (every line is, with --strict): its bytes as Python holds them.
+        self._hold(event, 1, json_size(event.data))
         return out
 
     def _holding_skipped(self, item):
@@ -337,7 +353,7 @@ class Reader:
     def _holding_finish(self):
         if self.held:
             self._release()
-        return Reader.finish(self)
+        return type(self).finish(self)
 
     def _awaited(self, item):
         """A held line after a run's end begins the next one, as when it is read."""
@@ -348,11 +364,15 @@ class Reader:
         return out
 
     def _hold(self, item, lines, size):
+        """Hold ``item``; what is held already is read first where the item would take
+        it past a bound.  Never the item itself: the call that holds it may begin its
+        run (nothing is held then), whose RunStart comes before what it says."""
+        if self.held and (self.held_lines + lines > MAX_HELD_LINES
+                          or self.held_bytes + size > MAX_HELD_BYTES):
+            self._release()
         self.held.append(item)
         self.held_lines += lines
         self.held_bytes += size
-        if self.held_lines > MAX_HELD_LINES or self.held_bytes > MAX_HELD_BYTES:
-            self._release()
 
     def _drop(self):
         self.held, self.held_lines, self.held_bytes = [], 0, 0
@@ -360,7 +380,7 @@ class Reader:
     def _release(self):
         held = self.held
         self._drop()
-        self.replay(held, lambda event: Reader.event(self, event))
+        self.replay(held, lambda event: type(self).event(self, event))
 
     # What each agent's Reader says of its own stream.
 
