@@ -77,9 +77,9 @@ def markers(needs):
     return tuple(found)
 
 
-def _holds_text(data):
-    """Whether an assistant line holds text: its message's content a string, or a list
-    with a text block."""
+def holds_text(data):
+    """Whether a line's message holds text: its content a string, or a list with a text
+    block (an assistant line that repeats deltas; a user line that is a prompt)."""
     message = data.get("message")
     content = message.get("content") if message.__class__ is dict else None
     if content.__class__ is str:
@@ -332,7 +332,7 @@ class Reader:
             if event.type != "assistant" or event.data.get("parent_tool_use_id") is not None \
                     or (self.run and self.run.unchecked):
                 self._release()
-            elif _holds_text(event.data):
+            elif holds_text(event.data):
                 self._drop()
         if event.type in _READ_TYPES:
             return type(self).event(self, event)

@@ -117,7 +117,7 @@ class Reader(stream.Reader):
     def event(self, event):
         init, self.init = self.init, None
         out = []
-        if init is not None and not (event.type == "user" and _prompt(event.data)):
+        if init is not None and not (event.type == "user" and stream.holds_text(event.data)):
             out.append(note_at(init, "prompt", "the prompt does not come back after the init"))
         out += super().event(event)
         if event.type == "system" and event.data.get("subtype") == "init":
@@ -191,16 +191,6 @@ class Reader(stream.Reader):
         if data.get("is_error") is True and "error" not in data:
             problems.append('has no "error", with is_error true')
         return problems
-
-
-def _prompt(data):
-    """Whether a user line is a prompt: text, no tool result."""
-    message = data.get("message")
-    content = message.get("content") if message.__class__ is dict else None
-    if content.__class__ is str:
-        return True
-    return content.__class__ is list and any(
-        block.__class__ is dict and block.get("type") == "text" for block in content)
 
 
 def _gross(usage):
