@@ -379,13 +379,11 @@ def _replay(state, command, held, read):
         if item.__class__ is Event:
             _replay_event(state, command, item, read)
             continue
-        screen = reader.other_agents.screen
         for number, value in item.lines():
             if value.__class__ is not dict:
                 continue
             event = Event(item.source, number, value)
-            agent = next((agent for decides, agent in screen(event.type) if decides(value)),
-                         None)
+            agent = _other_agent(reader.other_agents, event.type, value)
             if agent is not None:
                 command.other_agent(_OtherAgent(event, agent, reader.format))
                 _decoded(state, event)
@@ -420,10 +418,15 @@ def _first_own_line(item, reader):
         if value.__class__ is not dict:
             continue
         kind = value.get("type")
-        tests = others.screen(kind if kind.__class__ is str else None)
-        if next((agent for decides, agent in tests if decides(value)), None) is None:
+        if _other_agent(others, kind if kind.__class__ is str else None, value) is None:
             return item.since(number)
     return None
+
+
+def _other_agent(others, kind, value):
+    """The other agent whose decoded object ``value`` (of type ``kind``, a string or
+    None) is, by the reader's screen (``_handle`` tells it inline), or None."""
+    return next((agent for decides, agent in others.screen(kind) if decides(value)), None)
 
 
 def _reader(module, source, command, state):

@@ -435,7 +435,7 @@ class TranscriptCommand(Command):
         self.live = False  # whether the run in hand is written as it comes
         self.aside = None  # where a run's pieces wait for its header (a temporary file)
         self.begun = False  # whether the run in hand's transcript section is begun
-        self.runs = []  # (number, agent, outcome word, source, line) of each run
+        self.runs = []  # (agent, outcome word, source, line) of each run, in order
         self.empty = []  # the inputs with no run
         self.lean_note = self.note_text(LEAN_NOTE.format(args.max_bytes))
 
@@ -588,7 +588,7 @@ class TranscriptCommand(Command):
                 self.put_out(chunk)
             aside.close()
             self.emit(ending)
-        self.runs.append((self.number, self.format.name, outcome_word(end),
+        self.runs.append((self.format.name, outcome_word(end),
                           field(end.start.source), end.start.line))
         self.pieces = None
         if self.target is not None:
@@ -610,7 +610,7 @@ class TranscriptCommand(Command):
 
     def end_output(self):
         if self.split is None:  # the runs numbered here, in order, as the marks were
-            runs = [(number, *run[1:]) for number, run in enumerate(self.runs, 1)]
+            runs = [(number, *run) for number, run in enumerate(self.runs, 1)]
             self.emit(self.tail(runs, self.empty))
 
     def open_target(self, start):
@@ -627,7 +627,7 @@ class TranscriptCommand(Command):
         self.emit(self.head(self.args.title, [field(start.source)]))
 
     def close_target(self):
-        self.emit(self.tail(self.runs[-1:], []))
+        self.emit(self.tail([(self.number, *self.runs[-1])], []))
         target, self.target = self.target, None
         target.flush()
         os.close(target.fd)

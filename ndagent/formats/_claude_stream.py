@@ -328,18 +328,22 @@ class Reader:
     # bounds) gave the text of their block: the rest of it is read too.
 
     def _holding(self, event):
-        if event.type in _READ_TYPES and self.held:
-            if event.type != "assistant" or event.data.get("parent_tool_use_id") is not None \
-                    or (self.run and self.run.unchecked):
-                self._release()
-            elif holds_text(event.data):
-                self._drop()
         if event.type in _READ_TYPES:
+            if self.held:
+                self._settle(event)
             return type(self).event(self, event)
         out = self._awaited(event)
         # Decoded (every line is, with --strict): its bytes as Python holds them.
         self._hold(event, 1, json_size(event.data))
         return out
+
+    def _settle(self, event):
+        """What a line that is always read makes of the lines held before it."""
+        if event.type != "assistant" or event.data.get("parent_tool_use_id") is not None \
+                or (self.run and self.run.unchecked):
+            self._release()
+        elif holds_text(event.data):
+            self._drop()
 
     def _holding_skipped(self, item):
         out = self._awaited(item)
