@@ -8,8 +8,17 @@ import stat
 from importlib import import_module
 
 STDIN = "<stdin>"
-# How much is read at once; at most four times as much to count a Part's first line.
+# How much is read at once.
 CHUNK_SIZE = 1 << 18
+# How much is read at once to count the lines before a Part, into one buffer (a new
+# bytes object each time would cost its pages as much again as the count).
+COUNT_BLOCK = 1 << 22
+# Lines longer than this on average are counted by finding each newline (memchr, past
+# the bytes between) rather than by looking at every byte: three times as fast on
+# lines of 3 KB, twice as slow on lines of 200 bytes.
+LONG_LINES = 1 << 10
+# Reading into a buffer: on every Linux and BSD, and macOS from 11.
+_PREADV = getattr(os, "preadv", None)
 
 
 class Part:
@@ -45,14 +54,37 @@ class Loaded:
 
 def lines_before(fd, offset):
     """How many newlines the file ``fd`` holds before ``offset``."""
-    count, position = 0, 0
+    block = bytearray(min(COUNT_BLOCK, offset))
+    count = position = 0
+    long_lines = False  # as the block before was
     while position < offset:
-        data = os.pread(fd, min(CHUNK_SIZE << 2, offset - position), position)
-        if not data:
+        length = min(_read_into(fd, block, position), offset - position)
+        if length <= 0:
             break
-        count += data.count(b"\n")
-        position += len(data)
+        found = _newlines_apart(block, length) if long_lines else block.count(b"\n", 0, length)
+        long_lines = found * LONG_LINES < length
+        count += found
+        position += length
     return count
+
+
+def _read_into(fd, block, position):
+    """Read into ``block`` from ``position`` of ``fd``: how many bytes came."""
+    if _PREADV is not None:
+        return _PREADV(fd, [block], position)
+    data = os.pread(fd, len(block), position)  # a macOS before 11
+    block[:len(data)] = data
+    return len(data)
+
+
+def _newlines_apart(block, length):
+    """The newlines in ``block[:length]``, found one by one."""
+    found, find = 0, block.find
+    at = find(b"\n", 0, length)
+    while at >= 0:
+        found += 1
+        at = find(b"\n", at + 1, length)
+    return found
 
 
 def source_name(name):

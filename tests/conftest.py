@@ -202,6 +202,18 @@ def model_events(module, source, checks=False, needs=None, name=None):
     markers = None if needs is None else module.markers(needs)
     want = None if markers is None else Selection(markers)
     events = []
+
+    def replay(held, read):  # the frame's, but for another agent's objects
+        nonlocal events
+        for item in held:
+            if item.__class__ is Event:
+                events += read(item)
+                continue
+            for number, value in item.lines():
+                if value.__class__ is dict:
+                    events += read(Event(item.source, number, value))
+
+    reader.replay = replay
     for batch in batches([source], want=want):
         for item in batch:
             if item.__class__ is Event:

@@ -5,11 +5,14 @@ summed usage, tool calls, notes) on small streams written here in the shapes
 OpenCode prints; every verb on the real capture beside the clone, when it is there.
 """
 
+import os
 from pathlib import Path
 
 import orjson
 import pytest
 from conftest import model_events
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ndagent.cmd_json import main as json_main
 from ndagent.cmd_result import main as result_main
@@ -17,6 +20,7 @@ from ndagent.cmd_stats import main as stats_main
 from ndagent.cmd_text import main as text_main
 from ndagent.cmd_tools import main as tools_main
 from ndagent.cmd_validate import main as validate_main
+from ndagent.decoder import Event
 from ndagent.formats import opencode
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
@@ -332,3 +336,86 @@ def test_every_verb_on_the_real_capture(call, path):
     assert figures["tokens"]["output"] == sum(s["tokens"]["output"] + s["tokens"]["reasoning"]
                                               for s in steps)
     assert figures["tokens"]["input"] == sum(step["tokens"]["input"] for step in steps)
+
+
+# A step's lines, drawn for the property below (of the step's session: a part of
+# another session inside a step begins a run where it is read, and it is read only
+# where the step's text matters, as the prefilter passes over a tool_use line).
+_STEP_LINES = st.lists(st.sampled_from(["text", "tool", "reasoning", "noise"]), max_size=4)
+
+
+def _drawn_stream(steps, cut):
+    """OpenCode lines made of ``steps`` ((session, lines, end) each: end is a finish
+    reason, "error", "done" or None), cut off after ``cut`` lines (None: whole)."""
+    lines = []
+    for session, inner, end in steps:
+        stream = Stream(session)
+        stream.step()
+        for kind in inner:
+            if kind == "text":
+                stream.text(f"said {len(stream.lines)} ")
+            elif kind == "tool":
+                stream.tool("bash", input={"command": "ls"}, output="a\n" * 3)
+            elif kind == "reasoning":
+                stream.add("reasoning", part=stream.part(type="reasoning", text="hm"))
+            else:
+                stream.add("text", part="not an object")
+        if end == "error":
+            stream.error({"name": "APIError", "data": {"message": "down"}})
+        elif end == "done":
+            stream.add("done", reason="idle")
+        elif end is not None:
+            stream.finish(end)
+        lines += stream.lines
+    if cut is not None:
+        lines = lines[:cut]
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from([SESSION, "ses_b"]), _STEP_LINES,
+                                st.sampled_from(["stop", "tool-calls", "unknown", "length",
+                                                 "error", "done", None])),
+                      max_size=6),
+       cut=st.one_of(st.none(), st.integers(0, 40)), needs=st.sampled_from(
+           [frozenset({"ends"}), frozenset({"native"}), frozenset({"ends", "native"})]))
+def test_property_the_lines_held_inside_a_step_change_no_run(steps, cut, needs):
+    """Where only the runs' ends are needed, the lines inside a step are held unread
+    until its end tells whether they matter (dropped, or read after all, in every
+    order of steps, sessions, reasons and cuts): the runs, where they end, their
+    answers, figures and json objects are those of a Reader that reads every line as
+    it comes, whether the prefilter passed lines over or not."""
+    data = _drawn_stream(steps, cut)
+    whole = _runs(_every_line(data, frozenset({"text", "ends", "native"})))
+    assert _runs(read(data, needs=needs)) == whole
+    assert _runs(_every_line(data, needs)) == whole
+
+
+def _runs(events):
+    """The RunStarts and RunEnds among ``events``, each as its fields."""
+    return [_fields(event) for event in events if event.__class__ in (RunStart, RunEnd)]
+
+
+def _fields(value):
+    if value.__class__ not in (RunStart, RunEnd):
+        return value
+    return type(value).__name__, {name: _fields(getattr(value, name, None))
+                                  for cls in type(value).__mro__
+                                  for name in getattr(cls, "__slots__", ())}
+
+
+def _every_line(data, needs):
+    """The model events of a Reader told ``needs`` and handed every line decoded."""
+    reader = opencode.Reader("input", False, needs)
+    events = []
+
+    def replay(held, read_event):
+        nonlocal events
+        for item in held:
+            events += read_event(item)
+
+    reader.replay = replay
+    for line_number, line in enumerate(data.splitlines(), 1):
+        value = orjson.loads(line)
+        events += reader.event(Event("input", line_number, value))
+    return events + reader.finish()

@@ -5,12 +5,13 @@ processes, in FILE order."""
 import os
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from conftest import with_parts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent import engine, inputs
+from ndagent import engine, inputs, sources
 from ndagent.formats import Detector
 from ndagent.output import Output, Progress
 
@@ -183,3 +184,27 @@ def test_property_parts_are_cut_to_cost_alike(size, count):
     costs = [end - begin + inputs.COUNT_SHARE * begin
              for begin, end in zip(begins, begins[1:])]
     assert max(costs) - min(costs) <= 2 + size * 1e-9
+
+
+PREADV = sources._PREADV
+
+
+@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None)
+@given(lines=st.lists(st.integers(0, 3000), max_size=60), block=st.integers(1, 5000),
+       preadv=st.booleans(), data=st.data())
+def test_property_the_lines_before_a_part_are_counted_at_any_offset(lines, block, preadv,
+                                                                     data):
+    """Whatever the blocks it reads (with or without ``os.preadv``) and however long
+    the lines (counted byte by byte or newline by newline, switching from one block to
+    the next), ``lines_before`` gives the newlines before the offset, at every offset
+    of the file."""
+    content = b"".join(b"x" * length + b"\n" for length in lines)
+    offsets = range(len(content) + 1) if len(content) < 400 else \
+        data.draw(st.lists(st.integers(0, len(content)), max_size=40))
+    with tempfile.TemporaryFile() as file, \
+            mock.patch.object(sources, "COUNT_BLOCK", block), \
+            mock.patch.object(sources, "_PREADV", PREADV if preadv else None):
+        file.write(content)
+        file.flush()
+        for offset in offsets:
+            assert sources.lines_before(file.fileno(), offset) == content[:offset].count(b"\n")

@@ -353,25 +353,25 @@ def test_a_message_s_text_is_its_whole_line_s_and_the_deltas_only_what_none_ends
 
 
 def test_deltas_held_past_the_bound_are_read_as_they_came(tmp_path, monkeypatch):
-    """Past MAX_HELD_LINES, the held deltas are read: a stream whose whole lines repeat
+    """Past MAX_HELD_ITEMS, the held deltas are read: a stream whose whole lines repeat
     them gives the same transcript."""
-    from ndagent.formats import _claude_stream
+    from ndagent.formats import base
 
     stream = _delta_stream(["one ", "two ", "three"], "one two three", True)
     expected = _every_way("html", stream, tmp_path, monkeypatch)
-    monkeypatch.setattr(_claude_stream, "MAX_HELD_LINES", 1)
+    monkeypatch.setattr(base, "MAX_HELD_ITEMS", 1)
     assert _every_way("html", stream, tmp_path, monkeypatch) == expected
 
 
-@pytest.mark.parametrize("bound", [("MAX_HELD_LINES", 3), ("MAX_HELD_BYTES", 100)])
+@pytest.mark.parametrize("bound", [("MAX_HELD_ITEMS", 3), ("MAX_HELD_BYTES", 100)])
 def test_a_run_that_held_lines_begin_begins_before_what_they_say(bound, tmp_path,
                                                                    monkeypatch):
     """After a result, a run begun by a stretch of lines passed over that is past a
     bound of what is held on its own: its start comes before their text, however they
     are read (the text was handed to no run)."""
-    from ndagent.formats import _claude_stream
+    from ndagent.formats import base
 
-    monkeypatch.setattr(_claude_stream, *bound)
+    monkeypatch.setattr(base, *bound)
     first = _delta_stream([], "First.", True)
     second = _delta_stream(["Hello ", "there", ", ", "world"], None, True).split(b"\n", 1)[1]
     status, out, err = _every_way("markdown", first + second, tmp_path, monkeypatch)

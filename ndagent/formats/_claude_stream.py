@@ -14,7 +14,7 @@ what each agent's Reader says in the methods it overrides."""
 from io import StringIO
 from sys import getsizeof
 
-from ndagent.formats.base import joined_texts, result_json, text_or_none
+from ndagent.formats.base import Holding, joined_texts, result_json, text_or_none
 from ndagent.jsonvalues import RawNumber
 from ndagent.model import (
     READER_CALL_BYTES,
@@ -29,7 +29,6 @@ from ndagent.model import (
     ToolEnd,
     ToolStart,
     epoch_ms,
-    json_size,
 )
 from ndagent.terminal import quote
 
@@ -44,11 +43,6 @@ _INFORMATION = ("system", "rate_limit_event")
 # the lines of any other type (the deltas) are held, unread, until a line of these says
 # whether they are needed (``Reader._holding``).
 _READ_TYPES = frozenset({"system", "result", "rate_limit_event", "assistant", "user"})
-# What is held at most before it is read all the same (but for one item that is more
-# alone): lines, and bytes (of the lines passed over, or about what Python holds of
-# those decoded).
-MAX_HELD_LINES = 50_000
-MAX_HELD_BYTES = 16 << 20
 
 
 def markers(needs):
@@ -224,7 +218,7 @@ class _Run:
         return self.text.getvalue() if self.has_message else None
 
 
-class Reader:
+class Reader(Holding):
     """Turns one input's decoded items into model events (``ndagent.model``).  An agent's
     Reader sets ``NAME`` and overrides what its stream says otherwise: ``kind_of``,
     ``target_of``, ``outcome_of`` (its tools), ``message_key``, ``failure``,
@@ -262,10 +256,7 @@ class Reader:
         self.handlers = {"assistant": self._assistant, "user": self._user,
                          "stream_event": self._stream_event, "result": self._result,
                          "system": self.system}
-        # Under "whole_text", the lines held (Events, lines passed over), how many, and
-        # the bytes of those passed over; ``replay`` reads them after all (the frame's).
-        self.held, self.held_lines, self.held_bytes = [], 0, 0
-        self.replay = None
+        # Under "whole_text", the deltas are held (``Holding``).
         if (needs is not None and "whole_text" in needs and self.messages is None
                 and not checks and self.HOLDS_DELTAS):
             self.event, self.skipped, self.finish = (self._holding, self._holding_skipped,
@@ -333,30 +324,25 @@ class Reader:
                 self._settle(event)
             return type(self).event(self, event)
         out = self._awaited(event)
-        # Decoded (every line is, with --strict): its bytes as Python holds them.
-        self._hold(event, 1, json_size(event.data))
+        self.hold(event)
         return out
 
     def _settle(self, event):
         """What a line that is always read makes of the lines held before it."""
         if event.type != "assistant" or event.data.get("parent_tool_use_id") is not None \
                 or (self.run and self.run.unchecked):
-            self._release()
+            self.release()
         elif holds_text(event.data):
-            self._drop()
+            self.drop()
 
     def _holding_skipped(self, item):
         out = self._awaited(item)
-        text = item.text
-        if text is None:
-            self._hold(item, 1, 0)
-        else:
-            self._hold(item, text.count(b"\n", item.begin, item.end), item.end - item.begin)
+        self.hold(item)
         return out
 
     def _holding_finish(self):
         if self.held:
-            self._release()
+            self.release()
         return type(self).finish(self)
 
     def _awaited(self, item):
@@ -366,25 +352,6 @@ class Reader:
         out = []
         self._begin(item, None, out)
         return out
-
-    def _hold(self, item, lines, size):
-        """Hold ``item``; what is held already is read first where the item would take
-        it past a bound.  Never the item itself: the call that holds it may begin its
-        run (nothing is held then), whose RunStart comes before what it says."""
-        if self.held and (self.held_lines + lines > MAX_HELD_LINES
-                          or self.held_bytes + size > MAX_HELD_BYTES):
-            self._release()
-        self.held.append(item)
-        self.held_lines += lines
-        self.held_bytes += size
-
-    def _drop(self):
-        self.held, self.held_lines, self.held_bytes = [], 0, 0
-
-    def _release(self):
-        held = self.held
-        self._drop()
-        self.replay(held, lambda event: type(self).event(self, event))
 
     # What each agent's Reader says of its own stream.
 

@@ -14,8 +14,9 @@ import json
 
 import orjson
 
+from ndagent.decoder import Skipped
 from ndagent.jsonvalues import RawNumber
-from ndagent.model import Note
+from ndagent.model import Note, json_size
 from ndagent.selection import Selection
 
 # The verbs whose --help may say something of an agent (``Format.help``).
@@ -24,6 +25,13 @@ HELP_VERBS = ("json", "result", "text", "tools", "validate", "stats", "run", "ma
 
 # What a format reads of its agent: the stream it prints, or the session files it keeps.
 FORMS = ("stream", "session")
+
+# What a Reader holds unread at most (``Holding``) before it reads it all the same (but
+# for one item that is more alone): items (a line decoded, or a stretch of lines passed
+# over), and bytes (of the lines passed over, or about what Python holds of those
+# decoded).
+MAX_HELD_ITEMS = 50_000
+MAX_HELD_BYTES = 16 << 20
 
 
 class Format:
@@ -260,3 +268,39 @@ def text_or_none(value):
 def note_at(item, check, message):
     """The Note of a format's ``check`` at ``item`` (anything with a source and a line)."""
     return Note(check=check, message=message, source=item.source, line=item.line)
+
+
+class Holding:
+    """What a Reader holds of the lines that may not be needed, unread (Events, and
+    lines passed over alike, so that the prefilter changes nothing), until a later line
+    tells: ``release`` reads them after all, in order, as the Reader reads a line (the
+    frame's ``replay``); ``drop`` forgets them.  Past MAX_HELD_ITEMS items or
+    MAX_HELD_BYTES bytes, what is held is read first: memory stays bounded."""
+
+    held, held_bytes = (), 0
+    replay = None  # the frame's
+
+    def hold(self, item):
+        """Hold ``item``, an Event or lines passed over; what is held already is read
+        first where the item would take it past a bound.  Never the item itself: the
+        call that holds it may begin its run (nothing is held then), whose RunStart
+        comes before what it says."""
+        if item.__class__ is Skipped:
+            size = 0 if item.text is None else item.end - item.begin
+        else:  # decoded (every line is, with --strict): its bytes as Python holds them
+            size = json_size(item.data)
+        if self.held and (len(self.held) >= MAX_HELD_ITEMS
+                          or self.held_bytes + size > MAX_HELD_BYTES):
+            self.release()
+        if not self.held:
+            self.held = []
+        self.held.append(item)
+        self.held_bytes += size
+
+    def drop(self):
+        self.held, self.held_bytes = (), 0
+
+    def release(self):
+        held = self.held
+        self.drop()
+        self.replay(held, lambda event: type(self).event(self, event))

@@ -12,7 +12,7 @@ figures are their sums.  OpenCode has no json mode: the object ``json`` prints i
 ndagent's (``native`` below).
 """
 
-from ndagent.formats.base import Format, note_at
+from ndagent.formats.base import Format, Holding, note_at
 from ndagent.model import RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.terminal import quote
 
@@ -29,6 +29,12 @@ _BEGINS = (STEP_START, ERROR)
 
 # A step_finish with one of these reasons is followed by another step of the same run.
 _GOES_ON = frozenset({"tool-calls", "unknown"})
+# The lines the markers take always.  Where only a run's end is needed (its answer is
+# the text of its last step: ``holds_steps``), the lines of the other types are held
+# unread until one of these tells whether the step they are in ends the run
+# (``Reader._holding``): most steps end in tool calls, and their text is never needed.
+_READ_TYPES = frozenset({STEP_START, STEP_FINISH, ERROR, DONE})
+_ENDS_ONLY = frozenset({"ends", "native"})
 
 CHECKS = {
     "envelope": ("warning", "a line lacks its type, numeric timestamp or string sessionID"),
@@ -108,11 +114,18 @@ def markers(needs):
     if "tools" in needs or "tool_ends" in needs:
         return None
     found = list(_BOUNDARIES)
+    if holds_steps(needs):
+        return tuple(found)
     for need in sorted(needs):
         for marker in _MARKERS[need]:
             if marker not in found:
                 found.append(marker)
     return tuple(found)
+
+
+def holds_steps(needs):
+    """Whether a Reader for ``needs`` holds the lines inside a step (``_READ_TYPES``)."""
+    return needs is not None and needs <= _ENDS_ONLY
 
 
 SPLIT_NEEDLE = b'"step_start"'
@@ -132,6 +145,12 @@ def _ends_run(data):
         return False
     part = data.get("part")
     return part.__class__ is dict and part.get("reason") not in _GOES_ON
+
+
+def _reason(data):
+    """The reason a step_finish gives (None when its part is no object)."""
+    part = data.get("part")
+    return part.get("reason") if part.__class__ is dict else None
 
 
 def kind_of(tool, state):
@@ -231,7 +250,7 @@ class _Run:
         self.error = None  # the error event's error
 
 
-class Reader:
+class Reader(Holding):
     """Turns one input's decoded items into model events (``ndagent.formats``)."""
 
     def __init__(self, source, checks=False, needs=None):
@@ -252,6 +271,9 @@ class Reader:
             REASONING: self._in_step,
             TOOL_USE: self._tool_use,
         }
+        if holds_steps(needs) and not checks:
+            self.event, self.skipped, self.finish = (self._holding, self._holding_skipped,
+                                                     self._holding_finish)
 
     def event(self, event):
         data, kind = event.data, event.type
@@ -316,6 +338,60 @@ class Reader:
                        usage=self._usage(run), cost_usd=run.cost, model=None,
                        duration_ms=self._duration(run), extra={"steps": run.steps},
                        source=run.start.source, line=run.last_line)]
+
+    # Where only a run's end is needed, the lines inside a step are held (``Holding``)
+    # until a line that is always read (_READ_TYPES) tells whether they matter: a
+    # step_start of the run's session drops them (it begins the step whose text is the
+    # answer so far), a step_finish that does not end the run leaves them held (the
+    # answer of a run cut off after it is still theirs), any other line reads them
+    # first.  What is read of them after a later line was read leaves the run's last
+    # line that later one's.
+
+    def _holding(self, event):
+        if event.type in _READ_TYPES:
+            if self.held:
+                self._settle(event)
+            return type(self).event(self, event)
+        out = self._awaited(event)
+        self.hold(event)
+        return out
+
+    def _settle(self, event):
+        """What a line that is always read makes of the lines held before it."""
+        data, kind, run = event.data, event.type, self.run
+        session = data.get("sessionID")
+        same_run = run is not None and (session.__class__ is not str or run.session is None
+                                        or session == run.session)
+        if same_run and kind == STEP_START:
+            self.drop()
+        elif not (same_run and kind == STEP_FINISH and _reason(data) in _GOES_ON):
+            self._release_held()
+
+    def _release_held(self):
+        run = self.run
+        last = None if run is None else run.last_line
+        self.release()
+        if run is not None and last is not None and (run.last_line is None
+                                                     or run.last_line < last):
+            run.last_line = last
+
+    def _holding_skipped(self, item):
+        out = self._awaited(item)
+        self.hold(item)
+        return out
+
+    def _holding_finish(self):
+        if self.held:
+            self._release_held()
+        return type(self).finish(self)
+
+    def _awaited(self, item):
+        """A held line after a run's end begins the next one, as when it is read."""
+        if self.run is not None:
+            return []
+        out = []
+        self._begin(item, None, out)
+        return out
 
     # Runs.
 
