@@ -345,12 +345,18 @@ _STEP_LINES = st.lists(st.sampled_from(["text", "tool", "reasoning", "noise"]), 
 
 
 def _drawn_stream(steps, cut):
-    """OpenCode lines made of ``steps`` ((session, lines, end) each: end is a finish
-    reason, "error", "done" or None), cut off after ``cut`` lines (None: whole)."""
-    lines = []
-    for session, inner, end in steps:
+    """OpenCode lines made of ``steps`` ((session, lines, end, opened) each: end is a
+    finish reason, "error", "done" or None; without ``opened``, no step_start), cut off
+    after ``cut`` lines (None: whole).  A step with no step_start is of the session of
+    the step before it: its parts are of the run in hand's session."""
+    lines, before = [], None
+    for session, inner, end, opened in steps:
+        if not opened and before is not None:
+            session = before
+        before = session
         stream = Stream(session)
-        stream.step()
+        if opened:
+            stream.step()
         for kind in inner:
             if kind == "text":
                 stream.text(f"said {len(stream.lines)} ")
@@ -375,7 +381,8 @@ def _drawn_stream(steps, cut):
 @settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None)
 @given(steps=st.lists(st.tuples(st.sampled_from([SESSION, "ses_b"]), _STEP_LINES,
                                 st.sampled_from(["stop", "tool-calls", "unknown", "length",
-                                                 "error", "done", None])),
+                                                 "error", "done", None]),
+                                st.booleans()),
                       max_size=6),
        cut=st.one_of(st.none(), st.integers(0, 40)), needs=st.sampled_from(
            [frozenset({"ends"}), frozenset({"native"}), frozenset({"ends", "native"})]))

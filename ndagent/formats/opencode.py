@@ -12,6 +12,7 @@ figures are their sums.  OpenCode has no json mode: the object ``json`` prints i
 ndagent's (``native`` below).
 """
 
+from ndagent.decoder import Skipped
 from ndagent.formats.base import Format, Holding, note_at
 from ndagent.model import RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.terminal import quote
@@ -345,53 +346,57 @@ class Reader(Holding):
     # answer so far), a step_finish that does not end the run leaves them held (the
     # answer of a run cut off after it is still theirs), any other line reads them
     # first.  What is read of them after a later line was read leaves the run's last
-    # line that later one's.
+    # line that later one's.  A line that begins a run is read at once.
 
     def _holding(self, event):
-        if event.type in _READ_TYPES:
-            if self.held:
-                self._settle(event)
+        if self.run is None:
             return type(self).event(self, event)
-        out = self._awaited(event)
-        self.hold(event)
-        return out
+        if event.type not in _READ_TYPES:
+            self.hold(event)
+            return []
+        if self.held:
+            self._settle(event)
+        return type(self).event(self, event)
 
     def _settle(self, event):
         """What a line that is always read makes of the lines held before it."""
         data, kind, run = event.data, event.type, self.run
         session = data.get("sessionID")
-        same_run = run is not None and (session.__class__ is not str or run.session is None
-                                        or session == run.session)
-        if same_run and kind == STEP_START:
+        if session.__class__ is str and run.session is not None and session != run.session:
+            self._release_held()
+        elif kind == STEP_START:
             self.drop()
-        elif not (same_run and kind == STEP_FINISH and _reason(data) in _GOES_ON):
+        elif kind != STEP_FINISH or _reason(data) not in _GOES_ON:
             self._release_held()
 
     def _release_held(self):
         run = self.run
-        last = None if run is None else run.last_line
+        last = run.last_line
         self.release()
-        if run is not None and last is not None and (run.last_line is None
-                                                     or run.last_line < last):
+        if run.last_line is None or run.last_line < last:
             run.last_line = last
 
     def _holding_skipped(self, item):
-        out = self._awaited(item)
+        # Where no run is in hand, the lines are read one by one until one begins a run,
+        # as they are when every line is decoded; the rest are held.
+        while self.run is None:
+            end = -1 if item.text is None else item.text.find(b"\n", item.begin, item.end)
+            if end < 0:
+                self.replay((item,), self._read)
+                return []
+            self.replay((Skipped(item.source, item.line, item.text, item.begin, end),),
+                        self._read)
+            item = Skipped(item.source, item.line + 1, item.text, end + 1, item.end)
         self.hold(item)
-        return out
+        return []
+
+    def _read(self, event):
+        return type(self).event(self, event)
 
     def _holding_finish(self):
         if self.held:
             self._release_held()
         return type(self).finish(self)
-
-    def _awaited(self, item):
-        """A held line after a run's end begins the next one, as when it is read."""
-        if self.run is not None:
-            return []
-        out = []
-        self._begin(item, None, out)
-        return out
 
     # Runs.
 
