@@ -972,9 +972,12 @@ def test_the_markers_lose_no_event_of_a_golden_input(path):
 
 def as_needed(events, needs):
     """The fingerprint of ``events`` as a Reader told ``needs`` makes them: the same, but
-    for the native object of RunEnd, kept only for the needs that ask for it."""
+    for the native object of RunEnd, kept only for the needs that ask for it, and the
+    tool calls' events, made only for the needs that take them."""
     from copy import copy
 
+    if needs.isdisjoint({"tools", "tool_ends", "transcript"}):
+        events = [event for event in events if not isinstance(event, (ToolStart, ToolEnd))]
     if "native" in needs:
         return fingerprint(events)
     events = [copy(event) for event in events]

@@ -136,6 +136,10 @@ def _old_item(data):
             and data["type"].__class__ is str and data["type"].startswith("item."))
 
 
+# The needs that take the tool calls' events.
+_CALL_NEEDS = frozenset({"tools", "tool_ends", "transcript"})
+
+
 def markers(needs):
     """None: every line is decoded, whatever the need.  The lines that matter are the
     run's events (``_RUN_EVENTS``) for every need, and they are all that the CLI
@@ -192,6 +196,9 @@ class Reader:
         self.keep_items = needs is None or "native" in needs
         # Whether to make Thinking events of the reasoning items (a transcript's).
         self.transcript = needs is not None and "transcript" in needs
+        # Whether to make the tool items' ToolStart and ToolEnd events: a verb that needs
+        # only the runs' ends or json objects has no use for them.
+        self.calls = checks or needs is None or not needs.isdisjoint(_CALL_NEEDS)
         self.kept = (
             Kept(READER_CALL_BYTES, "the items started and not completed",
                  "the oldest are forgotten (their completion is taken as their start)"),
@@ -344,7 +351,7 @@ class Reader:
             if run.open.get(call_id) is not None:
                 return out  # started again: the first start stands
             run.open.keep(call_id, (kind,), getsizeof(kind), event, out)
-        if _is_tool(kind):
+        if self.calls and _is_tool(kind):
             out.append(self._call(ToolStart, kind, item, event))
         return out
 
@@ -388,7 +395,7 @@ class Reader:
             if self.checks:
                 out.append(_note("error-item",
                                  f'error item: "{_quote(item.get("message"))}"', event))
-        elif _is_tool(kind):
+        elif self.calls and _is_tool(kind):
             out += self._tool_completed(kind, item, call_id, started, event)
         return out
 
