@@ -7,6 +7,7 @@ OpenCode prints; every verb on the real capture beside the clone, when it is the
 
 import os
 from pathlib import Path
+from unittest import mock
 
 import orjson
 import pytest
@@ -21,7 +22,7 @@ from ndagent.cmd_text import main as text_main
 from ndagent.cmd_tools import main as tools_main
 from ndagent.cmd_validate import main as validate_main
 from ndagent.decoder import Event
-from ndagent.formats import opencode
+from ndagent.formats import base, opencode
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "opencode"
@@ -385,17 +386,20 @@ def _drawn_stream(steps, cut):
                                 st.booleans()),
                       max_size=6),
        cut=st.one_of(st.none(), st.integers(0, 40)), needs=st.sampled_from(
-           [frozenset({"ends"}), frozenset({"native"}), frozenset({"ends", "native"})]))
-def test_property_the_lines_held_inside_a_step_change_no_run(steps, cut, needs):
+           [frozenset({"ends"}), frozenset({"native"}), frozenset({"ends", "native"})]),
+       most=st.sampled_from([base.MAX_HELD_ITEMS, 1, 2]))
+def test_property_the_lines_held_inside_a_step_change_no_run(steps, cut, needs, most):
     """Where only the runs' ends are needed, the lines inside a step are held unread
     until its end tells whether they matter (dropped, or read after all, in every
     order of steps, sessions, reasons and cuts): the runs, where they end, their
     answers, figures and json objects are those of a Reader that reads every line as
-    it comes, whether the prefilter passed lines over or not."""
+    it comes, whether the prefilter passed lines over or not, and however few items
+    may be held (``most``) before they are read all the same."""
     data = _drawn_stream(steps, cut)
     whole = _runs(_every_line(data, frozenset({"text", "ends", "native"})))
-    assert _runs(read(data, needs=needs)) == whole
-    assert _runs(_every_line(data, needs)) == whole
+    with mock.patch.object(base, "MAX_HELD_ITEMS", most):
+        assert _runs(read(data, needs=needs)) == whole
+        assert _runs(_every_line(data, needs)) == whole
 
 
 def _runs(events):

@@ -260,7 +260,7 @@ class Reader(Holding):
         if (needs is not None and "whole_text" in needs and self.messages is None
                 and not checks and self.HOLDS_DELTAS):
             self.event, self.skipped, self.finish = (self._holding, self._holding_skipped,
-                                                     self._holding_finish)
+                                                     self.finish_holding)
 
     def event(self, event):
         """The model events of one decoded line."""
@@ -322,7 +322,7 @@ class Reader(Holding):
         if event.type in _READ_TYPES:
             if self.held:
                 self._settle(event)
-            return type(self).event(self, event)
+            return self.read_now(event)
         out = self._awaited(event)
         self.hold(event)
         return out
@@ -339,11 +339,6 @@ class Reader(Holding):
         out = self._awaited(item)
         self.hold(item)
         return out
-
-    def _holding_finish(self):
-        if self.held:
-            self.release()
-        return type(self).finish(self)
 
     def _awaited(self, item):
         """A held line after a run's end begins the next one, as when it is read."""

@@ -303,4 +303,14 @@ class Holding:
     def release(self):
         held = self.held
         self.drop()
-        self.replay(held, lambda event: type(self).event(self, event))
+        self.replay(held, self.read_now)
+
+    def read_now(self, event):
+        """Read ``event`` as the Reader reads a line it does not hold."""
+        return type(self).event(self, event)
+
+    def finish_holding(self):
+        """The end of the input: what is held is read, then the run in hand ends."""
+        if self.held:
+            self.release()
+        return type(self).finish(self)

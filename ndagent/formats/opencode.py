@@ -274,7 +274,7 @@ class Reader(Holding):
         }
         if holds_steps(needs) and not checks:
             self.event, self.skipped, self.finish = (self._holding, self._holding_skipped,
-                                                     self._holding_finish)
+                                                     self.finish_holding)
 
     def event(self, event):
         data, kind = event.data, event.type
@@ -350,30 +350,33 @@ class Reader(Holding):
 
     def _holding(self, event):
         if self.run is None:
-            return type(self).event(self, event)
+            return self.read_now(event)
         if event.type not in _READ_TYPES:
             self.hold(event)
             return []
         if self.held:
             self._settle(event)
-        return type(self).event(self, event)
+        return self.read_now(event)
 
     def _settle(self, event):
         """What a line that is always read makes of the lines held before it."""
         data, kind, run = event.data, event.type, self.run
         session = data.get("sessionID")
         if session.__class__ is str and run.session is not None and session != run.session:
-            self._release_held()
+            self.release()
         elif kind == STEP_START:
             self.drop()
         elif kind != STEP_FINISH or _reason(data) not in _GOES_ON:
-            self._release_held()
+            self.release()
 
-    def _release_held(self):
+    def release(self):
+        """``Holding.release``, the run's last line left the later one's where a line
+        was read after those held (a step_finish), whatever reads them: a line, the
+        end of the input, or a bound."""
         run = self.run
-        last = run.last_line
-        self.release()
-        if run.last_line is None or run.last_line < last:
+        last = None if run is None else run.last_line
+        super().release()
+        if last is not None and (run.last_line is None or run.last_line < last):
             run.last_line = last
 
     def _holding_skipped(self, item):
@@ -382,21 +385,13 @@ class Reader(Holding):
         while self.run is None:
             end = -1 if item.text is None else item.text.find(b"\n", item.begin, item.end)
             if end < 0:
-                self.replay((item,), self._read)
+                self.replay((item,), self.read_now)
                 return []
             self.replay((Skipped(item.source, item.line, item.text, item.begin, end),),
-                        self._read)
+                        self.read_now)
             item = Skipped(item.source, item.line + 1, item.text, end + 1, item.end)
         self.hold(item)
         return []
-
-    def _read(self, event):
-        return type(self).event(self, event)
-
-    def _holding_finish(self):
-        if self.held:
-            self._release_held()
-        return type(self).finish(self)
 
     # Runs.
 
