@@ -13,10 +13,13 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-# The tests of Ctrl-C send SIGINT to the commands they start, which inherit what it
-# does here: a test run started in the background (``make test &``) has it ignored.
+# The tests of signals send SIGINT and SIGQUIT to the commands they start, which
+# inherit what they do here: a test run started in the background (``make test &``)
+# has both ignored, and a command keeps a signal ignored that it was started with.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 BIN = Path(sys.executable).parent
 
