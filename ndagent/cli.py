@@ -66,7 +66,8 @@ EXAMPLES = """\
 
 def build_parser():
     """The parser of ``ndagent`` itself, which hands over to ``ndagent-VERB``."""
-    listing = "\n".join(f"  {verb:<10}{summary}" for verb, summary in __getattr__("COMMANDS"))
+    commands = (*__getattr__("COMMANDS"), ("completion", COMPLETION_SUMMARY))
+    listing = "\n".join(f"  {verb:<12}{summary}" for verb, summary in commands)
     intro, _, rest = DESCRIPTION.partition("\n\n")
     examples = agent_examples(EXAMPLES)
     parser = Parser(
@@ -92,18 +93,24 @@ def build_parser():
 COMPLETION_FILES = {"bash": "{}", "zsh": "_{}", "fish": "{}.fish"}
 
 
+COMPLETION_SUMMARY = "print a shell's completion script of ndagent and ndagent-VERB"
+
+COMPLETION_EXAMPLES = """\
+  eval "$(ndagent completion bash)"     # in ~/.bashrc
+  eval "$(ndagent completion zsh)"      # in ~/.zshrc, after compinit
+  ndagent completion fish | source       # in ~/.config/fish/config.fish"""
+
+
 def print_completion(argv):
     """``ndagent completion SHELL``: the completion script of ``ndagent`` and of every
     ``ndagent-VERB`` for SHELL, as gh and rustup print theirs: pipx installs no
     completion files."""
-    parser = Parser(
-        prog="ndagent completion",
-        description="Print the completion script of ndagent and ndagent-VERB for SHELL.",
-        epilog="examples:\n"
-               "  eval \"$(ndagent completion bash)\"     # in ~/.bashrc\n"
-               "  eval \"$(ndagent completion zsh)\"      # in ~/.zshrc, after compinit\n"
-               "  ndagent completion fish | source       # in ~/.config/fish/config.fish",
-        formatter_class=RawDescriptionHelpFormatter)
+    description = f"{COMPLETION_SUMMARY[0].upper()}{COMPLETION_SUMMARY[1:]}."
+    parser = Parser(prog="ndagent completion", description=description,
+                    epilog=f"examples:\n{COMPLETION_EXAMPLES}",
+                    formatter_class=RawDescriptionHelpFormatter)
+    keep_parts(parser, COMPLETION_SUMMARY, description, COMPLETION_EXAMPLES, "")
+    parser.man_page = "ndagent"  # which tells of it: it has no page of its own
     parser.add_argument("shell", choices=tuple(COMPLETION_FILES), metavar="SHELL",
                         help="bash, zsh or fish")
     shell = parser.parse_args(argv).shell

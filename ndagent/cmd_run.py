@@ -18,7 +18,7 @@ from ndagent.prices import Prices, PricesError
 from ndagent.supervise import UNITS, Agent, Interrupted
 from ndagent.terminal import escape_controls, quote
 
-SUMMARY = "run an agent, show its stream, end it when its run is over or stalls"
+SUMMARY = "run an agent, show its stream, end it when its run ends or stalls"
 
 DESCRIPTION = """\
 Run COMMAND, an agent and its arguments, with its standard output on a pipe; show

@@ -55,7 +55,7 @@ EXAMPLES = """\
   # watch a long run: each call as it starts, and as it ends
   <AGENT> 'fix the tests' | ndagent text -v --progress
   # what the agent did, counted: 12 Read file, 3 Edited file, ...
-  ndagent text logs/*.ndjson | sort | uniq -c | sort -rn
+  ndagent text --no-filename logs/*.ndjson | sort | uniq -c | sort -rn
   # in a Makefile: a log of the agent's actions beside its answer
   actions.log: run.ndjson
   \tndagent text -v --color=never $< > $@"""
@@ -215,7 +215,9 @@ class TextCommand(Command):
                 self.write_line(end, STARTS.get(kind, "Using tool"), target, PENDING, _YELLOW)
         text = None
         if self.args.final:
-            text = ("".join(self.final_segment) if self.format.live_answer
+            # The text since the last tool event begins with what parted it from the
+            # text before: blank lines, no part of the message.
+            text = ("".join(self.final_segment).lstrip("\r\n") if self.format.live_answer
                     else self.format.answer(end))
             self.final_segment.clear()
         if text:

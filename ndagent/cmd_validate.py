@@ -4,6 +4,7 @@ from sys import getsizeof
 
 from ndagent import cli, inputs, junit, options, timeline
 from ndagent.feed import read_here
+from ndagent.figures import plural
 from ndagent.formats import all_formats
 from ndagent.frame import Command, noise_message
 from ndagent.markup import workflow_command
@@ -218,7 +219,8 @@ class ValidateCommand(Command):
             errors, warnings, runs = self.tally
             self._write_line(workflow_command(
                 "notice", [("title", "ndagent validate")],
-                f"{errors} errors, {warnings} warnings in {runs} runs"))
+                f"{plural(errors, 'error')}, {plural(warnings, 'warning')} in "
+                f"{plural(runs, 'run')}"))
 
     def begin_run(self, start):
         self.runs += 1
@@ -388,16 +390,15 @@ class ValidateCommand(Command):
     def _summary(self, source, counts):
         events, runs, errors, warnings, readable = counts
         if readable and not self.quiet and self.form != "github":
+            said = (f"{source}: {plural(events, 'event')}, {plural(runs, 'run')}, "
+                    f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
             if self.suite is not None:
-                self.suite.out_line(escape_controls(
-                    f"{source}: {events} events, {runs} runs, {errors} errors, {warnings} "
-                    "warnings"))
+                self.suite.out_line(escape_controls(said))
             elif self.as_json:
                 self.out.write_json({"source": source, "events": events, "runs": runs,
                                      "errors": errors, "warnings": warnings})
             else:
-                self._write_text(f"{source}: {events} events, {runs} runs, {errors} "
-                                 f"errors, {warnings} warnings")
+                self._write_text(said)
 
     def _write_suite(self, source):
         self.out.write(self.suite.text(source, self.suites, self.args.time_origin).encode(

@@ -588,6 +588,11 @@ def duration_text(milliseconds):
         return f"{minutes}m {int(seconds % 60):02d}s"
     return f"{minutes // 60}h {minutes % 60:02d}m"
 
+
+def plural(count, noun):
+    """A count for people with its noun: 1 run, 2 runs, 0 errors."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
 # Time periods: the groups --by day, week and month put a run in, by when it began.
 
 PERIODS = ("day", "week", "month")

@@ -101,6 +101,8 @@ class Parser(argparse.ArgumentParser):
     # when help is shown (made from every format's declaration).
     verb = None
     agents_paragraph = False
+    # The man page -h points to (None: the one named after the program).
+    man_page = None
 
     def agents_paragraphs(self):
         """The paragraphs that end the description (for --help and the man pages): for
@@ -130,7 +132,7 @@ class Parser(argparse.ArgumentParser):
         if parts.get("commands"):
             lines += ["", "commands:", parts["commands"]]
         lines += ["", "example:", *first_example(parts["examples"]),
-                  f"More: --help, 'man {self.prog.replace(' ', '-')}'"
+                  f"More: --help, 'man {self.man_page or self.prog.replace(' ', '-')}'"
                   + ("." if self.verb is None else "; how an agent is detected: 'man ndagent'.")]
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
@@ -494,8 +496,9 @@ def command_parser(verb, summary, description, examples, converter=True,
             help="read the session files that the agents keep in their default folders "
                  "(every agent's, or those of AGENTS, named as --agent names them and "
                  "comma-separated), "
-                 "before any FILE: " + _stores_listing() + "; a file there that is no "
-                 "session is passed over",
+                 "before any FILE: " + _stores_listing() + " (unless an agent's own "
+                 "variable moves them: docs/agents.md#reading-the-agents-own-folders); a "
+                 "file there that is no session is passed over",
         )
         sessions.brief = "read the agents' own session files (of AGENTS)"
         sessions.takes = _names_agents
@@ -647,7 +650,8 @@ def add_keep_going_option(parser, what):
     parser.add_argument(
         "--keep-going", action="store_true",
         help=f"print {what} even when an input could not be read (status 2 still): by "
-             "default they are not printed then, as they would leave it out silently")
+             "default they are not printed then, as they would leave it out silently",
+    ).brief = f"print {what.split(' (')[0]} even when an input could not be read"
 
 
 def add_jobs_option(parser):

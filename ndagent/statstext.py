@@ -1,7 +1,7 @@
 """The figures of ``stats`` as text for people and as TSV rows: a group's block of
 lines, a run's line, a group's columns."""
 
-from ndagent.figures import TOKENS, duration_text
+from ndagent.figures import TOKENS, duration_text, plural
 from ndagent.model import OUTCOMES, UNFINISHED
 from ndagent.terminal import quote
 
@@ -18,30 +18,30 @@ def text_block(record):
              f"{runs['cutoff']} cut off"
              + "".join(f", {runs[name]} {name}" for name in UNFINISHED if name in runs)]
     if record["inputs_without_run"]:
-        lines.append(f"no run       {_plural(record['inputs_without_run'], 'input')}")
+        lines.append(f"no run       {plural(record['inputs_without_run'], 'input')}")
     duration = record["duration_ms"]
     if duration["runs"]:
         lines.append(f"duration     total {duration_text(duration['total'])}, median "
                      f"{duration_text(duration['median'])}, 95th percentile "
-                     f"{duration_text(duration['p95'])} ({_plural(duration['runs'], 'run')})")
+                     f"{duration_text(duration['p95'])} ({plural(duration['runs'], 'run')})")
     else:
         lines.append("duration     not reported")
     tokens = record["tokens"]
     if tokens["runs"]:
         said = [f"{label} {tokens[name]:,}" for name, label in _TOKEN_LABELS
                 if tokens[name] is not None]
-        lines.append(f"tokens       {', '.join(said)} ({_plural(tokens['runs'], 'run')})")
+        lines.append(f"tokens       {', '.join(said)} ({plural(tokens['runs'], 'run')})")
     else:
         lines.append("tokens       not reported")
     cost = record["cost_usd"]
-    lines.append(f"cost         ${cost['total']:,.4f} ({_plural(cost['runs'], 'run')})"
+    lines.append(f"cost         ${cost['total']:,.4f} ({plural(cost['runs'], 'run')})"
                  if cost["runs"] else "cost         not reported")
     for name, found in record.get("extra", {}).items():
-        lines.append(f"{name:<12} {found['total']:,} ({_plural(found['runs'], 'run')})")
+        lines.append(f"{name:<12} {found['total']:,} ({plural(found['runs'], 'run')})")
     estimate = record.get("cost_estimated_usd")
     if estimate is not None:
         lines.append(f"cost (est.)  ${estimate['total']:,.4f} estimated from the price table "
-                     f"({_plural(estimate['runs'], 'run')})" if estimate["runs"]
+                     f"({plural(estimate['runs'], 'run')})" if estimate["runs"]
                      else "cost (est.)  no run priced by the price table")
     lines.append(f"tool calls   {record['tool_calls']}")
     for kind, outcomes in record["tools"].items():
@@ -70,15 +70,11 @@ def run_line(record):
     said.extend(f"{name} {value:,}" for name, value in record.get("extra", {}).items())
     if record.get("cost_estimated_usd") is not None:
         said.append(f"${record['cost_estimated_usd']:,.4f} estimated")
-    calls = _plural(record["tool_calls"], "tool call")
+    calls = plural(record["tool_calls"], "tool call")
     failing = [f"{count} {outcome}" for outcome, count in
                zip(OUTCOMES, by_outcome(record["tools"])) if count and outcome != "success"]
     said.append(calls + (f" ({', '.join(failing)})" if failing else ""))
     return ", ".join(said)
-
-
-def _plural(count, noun):
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def group_row(record):

@@ -185,7 +185,7 @@ def test_another_agent_s_event_is_a_bad_line(call, write):
     assert out.decode().splitlines()[:2] == [
         f"{path}:4: error: a gemini event in a claude stream [other-agent]",
         f"{path}:5: error: a codex event in a claude stream [other-agent]"]
-    assert out.decode().splitlines()[2:] == [f"{path}: 7 events, 1 runs, 2 errors, 0 warnings"]
+    assert out.decode().splitlines()[2:] == [f"{path}: 7 events, 1 run, 2 errors, 0 warnings"]
     assert call(validate_main, alone)[0] == 0
 
 

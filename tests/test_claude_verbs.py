@@ -24,7 +24,7 @@ def test_a_call_open_at_an_ok_result_is_a_warning_for_claude(call, write):
     assert (status, out.decode().splitlines()) == (0, [
         f'{path}:2: warning: call "toolu_1" was started and never completed: still open at '
         "the run's end (line 4) [call-open]",
-        f"{path}: 4 events, 1 runs, 0 errors, 1 warnings"])
+        f"{path}: 4 events, 1 run, 0 errors, 1 warning"])
 
 
 def test_a_call_open_when_a_claude_run_fails_or_is_cut_off_is_an_error(call, write):

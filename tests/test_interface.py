@@ -509,6 +509,16 @@ def test_completion_prints_the_script_of_each_shell():
     assert b"ndagent completion bash|zsh|fish" in run(None, "--help").stdout
 
 
+@pytest.mark.parametrize("option", ["-h", "--help"])
+def test_completion_has_its_help_and_ndagent_s_lists_it(option):
+    done = run(None, "completion", option)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.startswith(b"usage: ndagent completion") and b"eval" in done.stdout
+    if option == "-h":
+        assert done.stdout.endswith(b"'man ndagent'.\n")  # it has no page of its own
+    assert b"\n  completion  print a shell's completion script" in run(None, option).stdout
+
+
 def bash_completes(*words):
     """What bash completes for the command line ``words`` (the last one being
     completed), with the script 'ndagent completion bash' prints."""

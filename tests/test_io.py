@@ -248,7 +248,7 @@ def test_beside_a_missing_file_the_others_still_count(verb, tmp_path, write):
         assert messages(done) == [cannot_read]
         assert done.stdout.decode().splitlines() == [
             f"{no_events} [no-run]",
-            f"{empty}: 0 events, 0 runs, 1 errors, 0 warnings"]
+            f"{empty}: 0 events, 0 runs, 1 error, 0 warnings"]
     else:
         assert messages(done) == [cannot_read, f"ndagent-{verb}: {no_events}"]
 

@@ -243,7 +243,7 @@ def test_session_may_change_between_runs(validate):
 def test_init_missing_is_a_warning(validate):
     status, found, out = validate(vendor()[1:])
     assert (status, found) == (0, [(1, "warning", "init")])
-    assert out.endswith(": 9 events, 1 runs, 0 errors, 1 warnings\n")
+    assert out.endswith(": 9 events, 1 run, 0 errors, 1 warning\n")
 
 
 def test_call_started_twice(validate):
@@ -369,7 +369,7 @@ def test_strict_counts_warnings_as_errors(validate):
     status, found, out = validate(lines_of("shapes.ndjson"), "--strict")
     assert status == 1
     assert found == [(14, "error", "call-unstarted"), (15, "error", "call-unstarted")]
-    assert out.endswith(": 24 events, 1 runs, 2 errors, 0 warnings\n")
+    assert out.endswith(": 24 events, 1 run, 2 errors, 0 warnings\n")
 
 
 def test_quiet_prints_only_the_errors(call, write):
@@ -401,11 +401,11 @@ def test_each_input_has_its_summary(call, write, tmp_path):
     status, out, err = call(main, good, cut, tmp_path / "missing", good)
     assert status == 2
     assert out.decode().splitlines() == [
-        f"{good}: 10 events, 1 runs, 0 errors, 0 warnings",
+        f"{good}: 10 events, 1 run, 0 errors, 0 warnings",
         f"{cut}:9: error: run ended without a result event: the agent failed or was cut "
         "off (it began at line 1) [no-result]",
-        f"{cut}: 9 events, 1 runs, 1 errors, 0 warnings",
-        f"{good}: 10 events, 1 runs, 0 errors, 0 warnings",
+        f"{cut}: 9 events, 1 run, 1 error, 0 warnings",
+        f"{good}: 10 events, 1 run, 0 errors, 0 warnings",
     ]
     assert err == f"ndagent-validate: {tmp_path / 'missing'}: error: cannot read: " \
                   "No such file or directory\n"
@@ -414,7 +414,7 @@ def test_each_input_has_its_summary(call, write, tmp_path):
 def test_standard_input_is_named():
     done = run("validate", input=b"".join(vendor()))
     assert (done.returncode, done.stdout, done.stderr) == \
-        (0, b"<stdin>: 10 events, 1 runs, 0 errors, 0 warnings\n", b"")
+        (0, b"<stdin>: 10 events, 1 run, 0 errors, 0 warnings\n", b"")
 
 
 JSON_KEYS = st.sampled_from(["type", "subtype", "session_id", "message", "content", "text",
@@ -463,7 +463,7 @@ def test_a_file_not_read_leaves_no_count_to_the_next_one(tmp_path):
     lines = done.stdout.decode().splitlines()
     assert done.returncode == 1
     assert lines[0].endswith("[agent]") and len(lines) == 2
-    assert lines[1].endswith(" 1 runs, 0 errors, 0 warnings"), lines
+    assert lines[1].endswith(" 1 run, 0 errors, 0 warnings"), lines
 
 
 @pytest.mark.parametrize("bom, encoding", [(b"\xff\xfe", "utf-16-le"),

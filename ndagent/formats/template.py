@@ -164,6 +164,15 @@ def _call(data):
     return {"kind": KINDS.get(tool, tool), "name": tool, "args": args, "target": target}
 
 
+# What each verb's --help (and man page) says of this agent, a paragraph under its
+# title: only what differs from every agent (ndagent.formats.base.HELP_VERBS).
+HELP = {
+    "result": "the answer is the end event's, known only at the run's end.",
+    "text": "read is read, write write, edit edit, shell shell; another tool keeps its name.",
+    "run": "its run is over at its end event.",
+}
+
+
 FORMAT = Format(
     name=NAME,
     title="Template agent",
@@ -174,12 +183,16 @@ FORMAT = Format(
     run_starts=[(("type", START),)],
     reader=Reader,
     checks=CHECKS,
+    # The event that ends a run, for the message of a run cut off.
     run_end="an end event",
     splits_between=splits_between,
     split_needle=SPLIT_NEEDLE,
+    help=HELP,
+    # The agent's name in OpenTelemetry and ATIF output, and its models' provider.
     interchange=("toy-agent", "toy"),
     # Figures its runs report that the common ones do not hold (RunEnd.extra), each
     # with what it counts, for stats --help: {"laps": "the laps of the run"}.
     extra_figures=None,
+    # Where it stands in listings (--help, --agent): after the agents there are.
     order=1000,
 )

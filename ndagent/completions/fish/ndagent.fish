@@ -11,7 +11,7 @@ complete -c ndagent -n __fish_use_subcommand -f -a 'markdown' -d 'write each run
 complete -c ndagent -n __fish_use_subcommand -f -a 'html' -d 'write each run as a self-contained HTML transcript'
 complete -c ndagent -n __fish_use_subcommand -f -a 'otel' -d 'write each run as OpenTelemetry GenAI trace data'
 complete -c ndagent -n __fish_use_subcommand -f -a 'atif' -d 'write each run as an ATIF trajectory'
-complete -c ndagent -n __fish_use_subcommand -f -a 'run' -d 'run an agent, show its stream, end it when its run is ove...'
+complete -c ndagent -n __fish_use_subcommand -f -a 'run' -d 'run an agent, show its stream, end it when its run ends o...'
 complete -c ndagent -n __fish_use_subcommand -f -a 'completion' -d 'print the completion script'
 complete -c ndagent -n '__fish_seen_subcommand_from json' -s h -l help -d '-h'
 complete -c ndagent -n '__fish_seen_subcommand_from json' -l sessions -x -d 'read the session files that the agents keep in their defa...'
