@@ -99,7 +99,7 @@ def assert_notice_counts(notice, diagnostics):
     name, properties, message = parse_command(notice)
     assert (name, properties) == ("notice", {"title": "ndagent validate"})
     errors, warnings, runs = map(int, re.fullmatch(
-        r"(\d+) errors, (\d+) warnings in (\d+) runs", message).groups())
+        r"(\d+) errors?, (\d+) warnings? in (\d+) runs?", message).groups())
     names = [parse_command(line)[0] for line in diagnostics]
     assert (errors, warnings) == (names.count("error"), names.count("warning"))
     return runs

@@ -169,6 +169,8 @@ def test_text_names_the_file_of_each_line_with_several_files(tmp_path):
     # message.
     assert run("text", "-v", claude.parent).stdout.splitlines() == [
         f"{claude}:".encode() + line for line in alone[claude]]
+    # The sample's final message, given a second line.
+    cursor.write_bytes(cursor.read_bytes().replace(b"; it now returns", b".\\nIt now returns"))
     final = run("text", "--final", cursor, claude).stdout.decode().splitlines()
     assert len(final) > 2 and all(line.startswith((f"{cursor}:", f"{claude}:"))
                                   for line in final)

@@ -144,7 +144,8 @@ def test_final_prints_the_text_after_the_last_tool_call_at_the_end_of_each_run(c
     both = write(lines_of("capture-parallel.ndjson") + lines_of("sample.ndjson"))
     last = orjson.loads(lines_of("sample.ndjson")[-2])["message"]["content"][0]["text"]
     assert last.startswith("\n\nFixed: ") and last.endswith("pass.\n")
-    assert call(main, "--final", both) == (0, b"done\n" + last.encode(), "")
+    # The blank lines that part it from the text before it are no part of it.
+    assert call(main, "--final", both) == (0, b"done\n" + last.lstrip("\n").encode(), "")
 
 
 def test_final_without_tool_calls_is_the_whole_answer(call, write):
