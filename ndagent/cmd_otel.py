@@ -76,8 +76,19 @@ EXIT_STATUSES = (
 
 
 def _endpoint(text):
+    """--endpoint's URL, refused at once where it could not be posted to: no http or
+    https scheme, no host, a port that is no number, a space or control character."""
+    from urllib.parse import urlsplit  # lazy: only --endpoint has a URL
+
     if not text.startswith(("http://", "https://")):
         raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {text!r}")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a URL: {text!r} ({error})") from None
+    if not parts.hostname or any(char <= " " or char == "\x7f" for char in text):
+        raise argparse.ArgumentTypeError(f"not a URL: {text!r}")
     return text
 
 
@@ -137,6 +148,7 @@ class OtelCommand(RunRecorder):
 
     def _post(self, line, start):
         """Post one line to --endpoint: whether it was taken."""
+        from http.client import HTTPException  # lazy: only --endpoint posts
         from urllib import error, request  # lazy: only --endpoint posts
 
         asked = request.Request(self.args.endpoint, data=line, method="POST",
@@ -149,8 +161,8 @@ class OtelCommand(RunRecorder):
             reason = f"HTTP {refused.code} {refused.reason}"
         except error.URLError as failed:
             reason = str(failed.reason)
-        except (OSError, ValueError) as failed:
-            reason = str(failed)
+        except (OSError, ValueError, HTTPException) as failed:
+            reason = str(failed) or type(failed).__name__
         self.say(f"{self.args.endpoint}: error: cannot post the trace of "
                  f"{start.source}:{start.line}: {reason}: it and the traces after it are "
                  "written to standard output")

@@ -105,8 +105,8 @@ EXIT_STATUSES = (
     ("1", "the run failed or was cut off: the agent exited before the event that ends\n"
           "its run, or with a status other than 0, or died of a signal; a bad line\n"
           "under --strict"),
-    ("2", "usage error, a --save FILE that cannot be written or that is the output\n"
-          "file, output that cannot be written"),
+    ("2", "usage error, a --save or --events FILE that cannot be written or that is\n"
+          "the output file (or both the same file), output that cannot be written"),
     ("120", "its cost passed --max-cost (also when it was known only at its run's end)"),
     ("121", "a tool call passed --max-tool-calls"),
     ("122", "a turn passed --max-turns"),
@@ -325,6 +325,10 @@ class RunCommand(Command):
             except PricesError as error:
                 self.say(f"error: --prices: {error}")
                 return options.EXIT_USAGE
+        if args.save is not None and args.events is not None \
+                and _same_file(args.save, args.events):
+            self.say(f"{args.events}: error: the --events file is the --save file")
+            return options.EXIT_USAGE
         save = self.open_file(args.save, "--save")
         events = self.open_file(args.events, "--events") if save is not False else False
         if events is False:
@@ -403,9 +407,20 @@ class RunCommand(Command):
             how = f"exited with status {code}" if code > 0 else f"died of signal {-code}"
             self.say(f"{agent.label}: error: {how}")
             status = max(status, options.EXIT_BAD_STREAM)
-        if agent.save_failed:
+        if agent.write_failed:
             status = max(status, options.EXIT_USAGE)
         return status
+
+
+def _same_file(one, other):
+    """Whether two paths name one file: the same path once links are resolved, or one
+    file under two names (a hard link)."""
+    if os.path.realpath(one) == os.path.realpath(other):
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist yet
+        return False
 
 
 # What the budgets of tool calls need of the model, beside what the shown verb needs.

@@ -33,6 +33,8 @@ CHECKS = {
                            "run, to stay within its memory (the message says what)"),
     "no-result": ("error", "a run ends without the event that ends a run: it was cut off"),
     "no-run": ("error", "the input holds no event: the agent printed nothing"),
+    "read": ("error", "the input cannot be read (in the CI formats; on standard error "
+                      "always)"),
     "answer": ("error", "the rebuilt answer differs from the result event's text"),
     "failed-run": ("error", "the result reports failure (is_error, or not success)"),
     "run-interrupted": ("info", "a session file's run was stopped by the user"),
@@ -324,6 +326,10 @@ class ValidateCommand(Command):
     def unreadable(self, item):
         super().unreadable(item)
         self.readable = False
+        if self.form in ("github", "junit"):
+            # A CI job's annotations and test report show what its log shows: a FILE
+            # that was never written fails there too, rather than pass as empty.
+            self.report(item, "read", f"cannot read: {item.reason}")
 
     def report(self, where, check, message):
         """One diagnostic at ``where`` (anything with ``source`` and ``line``): of the
@@ -450,8 +456,10 @@ build_parser, main = cli.entry(ValidateCommand)
 
 
 def _diagnostic_text(where, severity, check, message):
-    """A diagnostic as --format text writes it, without colour."""
-    return escape_controls(f"{where.source}:{where.line}: {severity}: {message} [{check}]")
+    """A diagnostic as --format text writes it, without colour (a FILE that could not
+    be read has no line)."""
+    place = where.source if where.line is None else f"{where.source}:{where.line}"
+    return escape_controls(f"{place}: {severity}: {message} [{check}]")
 
 
 class _Suite:

@@ -68,8 +68,9 @@ def cores():
 
 def expand(names):
     """The inputs named, each directory replaced by the stream files below it (their
-    names end in STREAM_SUFFIXES), at every depth, sorted by name as 'rg --sort path'
-    lists them: ``(inputs, the directories that hold none)``.  A directory that cannot
+    names end in STREAM_SUFFIXES; FIFOs, devices and sockets passed over), at every
+    depth, sorted by name as 'rg --sort path' lists them: ``(inputs, the directories
+    that hold none)``.  A directory that cannot
     be listed stays an input, so that reading it reports why; a link to a directory
     below one given is not followed (no loop)."""
     found, empty = [], []
@@ -97,9 +98,22 @@ def _stream_files(top):
             listings.pop()
         elif entry.is_dir(follow_symlinks=False):
             listings.append(_listing(entry.path, found))
-        elif entry.name.endswith(STREAM_SUFFIXES):
+        elif entry.name.endswith(STREAM_SUFFIXES) and not _special(entry):
             found.append(entry.path)
     return found
+
+
+def _special(entry):
+    """Whether a directory's entry is a FIFO, a device or a socket (or a link to one),
+    which a search of the directory passes over, as ripgrep's does: it would be read
+    until a writer closes it, or for ever (/dev/zero).  One that cannot be looked at
+    stays, for its reader to report."""
+    try:
+        mode = entry.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) \
+        or stat.S_ISSOCK(mode)
 
 
 def _listing(folder, found):

@@ -23,6 +23,7 @@ holds what the frame does with the events whatever their agent: the call pairer
 
 import re
 from collections import OrderedDict, deque
+from datetime import date  # loaded already: orjson imports it as it starts
 from sys import getsizeof
 
 from ndagent.decoder import encode_line, encode_value
@@ -605,8 +606,6 @@ def _minutes(value):
     hour, minute = int(hour), int(minute)
     if hour > 23 or minute > 59:
         return None
-    from datetime import date  # lazy: only Gemini's and Claude's times need it
-
     try:
         days = date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY
     except ValueError:

@@ -488,7 +488,8 @@ def command_parser(verb, summary, description, examples, converter=True,
         files = parser.add_argument("files", nargs="*", metavar="FILE",
                                     help=f"{files_help}; gzip, bzip2 or xz: read "
                                          "decompressed; a directory: the stream files below "
-                                         f"it ({STREAM_FILES}), in name order")
+                                         f"it ({STREAM_FILES}), in name order (FIFOs and "
+                                         "devices passed over)")
         files.complete = COMPLETE_FILES
         sessions = parser.add_argument(
             "--sessions", nargs="?", const="all", default=False, type=_session_agents,
@@ -687,12 +688,14 @@ def add_time_origin_option(parser):
     ).brief = "when a stream with no clock began"
 
 
+# The last millisecond of the year 9999: the latest time the outputs can write.
+MAX_TIME_MS = 253_402_300_799_999
+
+
 def _time_origin(text):
     """A --time-origin value, in epoch milliseconds."""
-    if text.isascii() and text.isdigit():
-        return int(text)
-    found = epoch_ms(text)
-    if found is None:
+    found = int(text) if text.isascii() and text.isdigit() else epoch_ms(text)
+    if found is None or found > MAX_TIME_MS:
         raise argparse.ArgumentTypeError(
             f"not a time such as 2026-06-01T10:00:00Z or 1780308000000: {text!r}")
     return found
@@ -706,7 +709,7 @@ def time_origin(given, source):
     if given is not None:
         return given
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
-    if epoch.isascii() and epoch.isdigit():
+    if epoch.isascii() and epoch.isdigit() and int(epoch) * 1000 <= MAX_TIME_MS:
         return int(epoch) * 1000
     if source != STDIN:
         try:

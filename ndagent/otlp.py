@@ -134,8 +134,9 @@ def run_request(run, end, ordinal, origin, content=None):
     spans = [None]  # the root, made last: it ends where its calls may
     ids = {}  # call_id -> the span of its latest call, for its subagent's calls
     chats = {}  # message key -> its chat span's id, for the calls it made
+    started = _calls_started(run.calls)
     for message in run.messages:
-        spans.append(_chat_span(message, run, trace, root, chats, timeline))
+        spans.append(_chat_span(message, run, trace, root, chats, timeline, started))
     for call in run.calls:
         spans.append(_tool_span(call, trace, root, ids, chats, timeline, ended, content))
     model = end.model if end.model is not None else start.model
@@ -192,19 +193,28 @@ def _field(text):
     return None if text is None else json_field(str(text))
 
 
-def _chat_span(message, run, trace, root, chats, timeline):
+def _calls_started(calls):
+    """{message key: the last line that started one of its calls}, of the main
+    thread's calls (made once per run: a run may hold many messages and many calls)."""
+    found = {}
+    for call in calls:
+        if call.parent is None and call.start_line is not None:
+            key = call.model_call_id
+            found[key] = max(found.get(key, call.start_line), call.start_line)
+    return found
+
+
+def _chat_span(message, run, trace, root, chats, timeline, started):
     """The chat span of a Message: from its first line to the last line known of it
-    (its own last line, or a later line that started one of its calls: a message
-    handed on at its first line, partial messages off, has more lines)."""
+    (its own last line, or a later line that started one of its calls, ``started``: a
+    message handed on at its first line, partial messages off, has more lines)."""
     key = str(message.key)
     rank = chats.get(("count", key), 0)
     chats[("count", key)] = rank + 1
     span = span_id(trace, "chat", key, str(rank))
     chats[message.key] = span
-    last = max([message.last_line or message.first_line,
-                *(call.start_line for call in run.calls
-                  if call.model_call_id == message.key and call.parent is None
-                  and call.start_line is not None)])
+    last = max(message.last_line or message.first_line,
+               started.get(message.key, 0))
     begun, begun_timing = timeline.at(message.first_line)
     ended, ended_timing = timeline.at(last)
     model = _field(message.model)

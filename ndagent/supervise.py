@@ -88,7 +88,7 @@ class Agent:
         self.save, self.events = save, events
         self.file_names = {"save": name, "events": events_name}
         self.write_all = write_all
-        self.save_failed = False
+        self.write_failed = False  # a --save or --events file could not be written
         self.pty, self.reap = pty, reap
         self.lines = 0  # the lines of output that arrived, for --events
         self.line_open = False  # whether the last bytes that arrived ended no line
@@ -305,8 +305,8 @@ class Agent:
         return data
 
     def _save(self, data):
-        if self.save is not None and not self._write("save", data):
-            self.save_failed = True
+        if self.save is not None:
+            self._write("save", data)
 
     def _arrived(self, data):
         """Write to the --events file when each line that ``data`` ends arrived."""
@@ -330,6 +330,7 @@ class Agent:
                      f"{error.strerror or error}")
             os.close(getattr(self, which))
             setattr(self, which, None)
+            self.write_failed = True
             return False
         return True
 

@@ -611,6 +611,29 @@ def test_endpoint_refused_says_so_once_and_loses_nothing():
     assert err.count(b"cannot post") == 1
 
 
+@pytest.mark.parametrize("url", ["ftp://host/v1/traces", "http://host:port/v1/traces",
+                                 "http://[::1", "http://a b/", "http://", "http://a\x1b/"])
+def test_an_endpoint_that_could_not_be_posted_to_is_a_usage_error(url):
+    status, out, err = RUN("otel", b"", "--endpoint", url, GOLDENS[0])
+    assert (status, out) == (2, b"") and err.count(b"\n") == 1
+    assert b"argument --endpoint: not a" in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_that_cannot_be_read_fails_in_the_ci_formats_too(tmp_path, jobs):
+    """A run's stream that was never written must not show as a passing job."""
+    missing, good = tmp_path / "missing.ndjson", GOLDENS[0]
+    status, out, err = RUN("validate", b"", "-j", jobs, "--format", "github", missing, good)
+    assert status == 2 and err.count(b"cannot read") == 1
+    assert out.splitlines()[0] == (f"::error file={missing},title=ndagent validate%3A read"
+                                   "::cannot read: No such file or directory").encode()
+    status, out, _ = RUN("validate", b"", "-j", jobs, "--format", "junit", missing, good)
+    check_junit(out)
+    suite = ElementTree.fromstring(out).find("testsuite")
+    assert (suite.get("name"), suite.get("failures")) == (str(missing), "1")
+    assert suite.find("testcase/failure").get("message").startswith("cannot read: ")
+
+
 def test_new_goldens_exist_for_every_case():
     for path in GOLDENS:
         for name in ("validate-github", "validate-junit", "stats-junit", "stats-markdown",

@@ -129,6 +129,17 @@ def test_a_directory_is_read_as_its_stream_files_in_name_order(tmp_path):
     assert stats.returncode == 0 and orjson.loads(stats.stdout)["runs"]["ok"] == 3
 
 
+def test_a_directory_s_fifos_and_devices_are_passed_over_not_read_for_ever(tmp_path):
+    logs, streams = a_folder_of_logs(tmp_path)
+    os.mkfifo(logs / "b" / "waiting.ndjson")  # no writer: reading it would wait for ever
+    os.symlink(os.devnull, logs / "null.ndjson")
+    if os.path.exists("/dev/zero"):
+        os.symlink("/dev/zero", logs / "zero.ndjson")  # never ends
+    whole = run("text", logs)
+    assert (whole.returncode, whole.stderr) == (0, b"")
+    assert whole.stdout == run("text", *streams).stdout != b""
+
+
 def test_a_directory_without_streams_is_a_warning_and_standard_input_is_not_read(tmp_path):
     (tmp_path / "empty").mkdir()
     done = run("json", tmp_path / "empty", input=(SAMPLE).read_bytes())

@@ -583,6 +583,14 @@ def test_man_ndagent_lists_the_kinds_and_the_outcomes():
         list(OUTCOMES)
 
 
+@pytest.mark.parametrize("given", ["99999999999999999999", "253402300800000",
+                                   "10000-01-01T00:00:00Z"])
+def test_a_time_origin_after_the_year_9999_is_a_usage_error(given):
+    done = run("validate", "--format", "junit", "--time-origin", given, os.devnull)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert b"argument --time-origin: not a time" in done.stderr
+
+
 def test_the_time_origin_is_the_option_then_source_date_epoch_then_mtime_then_now(
         monkeypatch, write):
     """Where a stream has no clock: --time-origin, else SOURCE_DATE_EPOCH (seconds),
@@ -594,7 +602,8 @@ def test_the_time_origin_is_the_option_then_source_date_epoch_then_mtime_then_no
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780308000")
     assert time_origin(5, str(path)) == 5
     assert time_origin(None, str(path)) == time_origin(None, STDIN) == 1_780_308_000_000
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "not a number")
-    assert time_origin(None, str(path)) == 1_700_000_000_123
+    for beyond in ("not a number", "99999999999999999"):  # after the year 9999
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", beyond)
+        assert time_origin(None, str(path)) == 1_700_000_000_123
     before = time.time_ns() // 1_000_000
     assert before <= time_origin(None, STDIN) <= time.time_ns() // 1_000_000

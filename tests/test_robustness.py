@@ -25,6 +25,7 @@ from ndagent import model
 from ndagent.decoder import RawNumber, encode_line
 from ndagent.formats.cursor import JSON_KEY_ORDER
 from ndagent.model import ACTIONS, OUTCOME_SUFFIXES
+from ndagent.sources import STREAM_FILES
 from ndagent.terminal import quote
 
 VERBS = ["json", "result", "text", "tools", "validate"]
@@ -272,7 +273,7 @@ def test_unreadable_files_are_status_2_one_message_each_and_the_rest_is_read(ver
     # Root reads any file whatever its mode; it cannot open a socket, nor read its own
     # memory at address 0, so those stand for unreadable files.
     server = socket.socket(socket.AF_UNIX)
-    server.bind(str(tmp_path / "socket.ndjson"))  # read as a directory's stream file too
+    server.bind(str(tmp_path / "socket.ndjson"))  # passed over in its directory
     vendor = fixture("vendor-example.ndjson")
     inputs = [vendor, tmp_path, tmp_path / "socket.ndjson", "/proc/self/mem",
               tmp_path / "missing", vendor]
@@ -284,7 +285,8 @@ def test_unreadable_files_are_status_2_one_message_each_and_the_rest_is_read(ver
     socket_unreadable = (f"ndagent-{verb}: {tmp_path}/socket.ndjson: error: cannot read: "
                          "No such device or address")
     assert done.stderr.decode().splitlines() == [
-        socket_unreadable, socket_unreadable,
+        f"ndagent-{verb}: {tmp_path}: warning: no stream file in this directory "
+        f"({STREAM_FILES})", socket_unreadable,
         f"ndagent-{verb}: /proc/self/mem:1: error: cannot read: Input/output error",
         f"ndagent-{verb}: {tmp_path}/missing: error: cannot read: No such file or directory"]
     once = run(verb, vendor).stdout

@@ -399,6 +399,27 @@ def test_the_events_file_cannot_be_the_output_file(tmp_path):
     assert done.returncode == 2 and b"the --events file is the output file" in done.stderr
 
 
+def test_the_events_file_cannot_be_the_save_file(tmp_path):
+    saved = tmp_path / "run.ndjson"
+    saved.write_bytes(b"kept\n")
+    os.link(saved, tmp_path / "also.ndjson")
+    for events in (saved, tmp_path / "." / "run.ndjson", tmp_path / "also.ndjson"):
+        done = subprocess.run([command("run"), "--save", saved, "--events", events, "--",
+                               *fake_agent(CLAUDE)], capture_output=True, timeout=30)
+        assert done.returncode == 2 and done.stderr.endswith(
+            b"error: the --events file is the --save file\n")
+        assert saved.read_bytes() == b"kept\n"  # not even opened
+
+
+def test_an_events_file_that_cannot_be_written_is_status_2(tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    done = subprocess.run([command("run"), "--show", "raw", "--events", "/dev/full", "--",
+                           *fake_agent(CLAUDE)], capture_output=True, timeout=30)
+    assert done.returncode == 2 and b"/dev/full: error: cannot write" in done.stderr
+    assert done.stdout == CLAUDE.read_bytes()  # the stream is shown all the same
+
+
 def test_prices_without_a_cost_limit_is_a_usage_error():
     """--prices is read for --max-cost only: alone it would be silently ignored."""
     done = run("run", "--prices", SAMPLE_PRICES, "--", "true")
