@@ -181,7 +181,10 @@ def run_command(build, command_class, argv=None):
             write_message(f"{parser.prog}: out of memory: try a smaller --max-line\n".encode())
             return EXIT_USAGE
         except OSError as error:
-            command.say(f"write error: {error.strerror or error}")
+            # A file of its own that the command writes (--split) is named; standard
+            # output is not.
+            where = "write error" if error.filename is None else f"{error.filename}: error"
+            command.say(f"{where}: {error.strerror or error}")
             return EXIT_USAGE
     finally:
         gc.set_threshold(*threshold)

@@ -258,6 +258,8 @@ def test_split_names_a_file_by_safe_characters_only_and_follows_no_link(tmp_path
     (folder / names[0]).symlink_to(tmp_path / "elsewhere")
     status, _, err = render("markdown", stream, tmp_path, "--split", str(folder))
     assert status == 2 and not (tmp_path / "elsewhere").exists()
+    assert err.startswith(f"ndagent-markdown: {folder / names[0]}: error: ".encode())
+    assert err.count(b"\n") == 1  # the file it could not write, named
     status, _, err = render("markdown", stream, tmp_path, "--split", str(tmp_path / "no"))
     assert status == 2 and b"no such directory" in err
 
