@@ -35,6 +35,7 @@ Example::
             print(item.line, item.message)
 """
 
+import json  # the slow path of values orjson cannot write; loaded by every command anyway
 import os
 import re
 import signal
@@ -269,8 +270,6 @@ def _encode_slowly(value):
     whatever was decoded can be encoded from deeper in the stack).  RawNumbers go in as
     unguessable placeholder strings that are then replaced by their text, and so do
     EncodedJson values."""
-    import json  # lazy: the slow path of values orjson cannot write
-
     texts = []
     token = os.urandom(8).hex()
 

@@ -2,6 +2,7 @@
 or beyond a double (kept as written, ``RawNumber``) and lone surrogate escapes (made
 U+FFFD), for the decoder's second chance at a line (``ndagent.decoder``)."""
 
+import json  # every command loads it anyway (ndagent.formats.base): no lazier here
 import re
 import sys
 
@@ -80,8 +81,6 @@ def decode_tolerantly(line, reason):
         return Reason("not JSON: a byte order mark inside the input")
     if tolerated().search(line) is None:
         return Reason("not JSON: " + reason)
-    import json  # lazy: only a line orjson refuses comes here
-
     try:
         value = with_room(ORJSON_DEPTH, json.loads, text, parse_constant=reject_constant,
                           parse_int=parse_int, parse_float=parse_float)
