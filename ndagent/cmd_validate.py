@@ -6,7 +6,7 @@ from ndagent import cli, inputs, junit, options, timeline
 from ndagent.feed import read_here
 from ndagent.figures import plural
 from ndagent.formats import all_formats
-from ndagent.frame import Command, noise_message
+from ndagent.frame import Command, noise_message, place
 from ndagent.markup import workflow_command
 from ndagent.model import FORGOTTEN, MAX_OPEN_CALLS, UNFINISHED, Answer
 from ndagent.sources import STDIN, source_name
@@ -458,8 +458,7 @@ build_parser, main = cli.entry(ValidateCommand)
 def _diagnostic_text(where, severity, check, message):
     """A diagnostic as --format text writes it, without colour (a FILE that could not
     be read has no line)."""
-    place = where.source if where.line is None else f"{where.source}:{where.line}"
-    return escape_controls(f"{place}: {severity}: {message} [{check}]")
+    return escape_controls(f"{place(where)}: {severity}: {message} [{check}]")
 
 
 class _Suite:

@@ -290,7 +290,7 @@ class Command:
 
     def unreadable(self, item):
         self.all_read = False
-        self.say(f"{_place(item)}: error: cannot read: {item.reason}")
+        self.say(f"{place(item)}: error: cannot read: {item.reason}")
         # The OS's refusal is the user's to mend (status 2); text in another encoding
         # is a bad stream (status 1).
         self.status = max(self.status, EXIT_USAGE if item.os_error else EXIT_BAD_STREAM)
@@ -298,7 +298,7 @@ class Command:
     def error(self, where, text, once=None):
         """An error at ``where`` (anything with ``source`` and ``line``): status 1.
         Labelled as validate labels its diagnostics, so that grep ': error:' finds it."""
-        self.say(f"{_place(where)}: error: {text}", once)
+        self.say(f"{place(where)}: error: {text}", once)
         self.status = max(self.status, EXIT_BAD_STREAM)
 
     def warn(self, where, text, once=None):
@@ -306,7 +306,7 @@ class Command:
         if self.strict:
             self.error(where, text, once)
         elif not self.quiet:
-            self.say(f"{_place(where)}: warning: {text}", once)
+            self.say(f"{place(where)}: warning: {text}", once)
 
     def say(self, text, once=None):
         """One line on standard error, control characters spelt out; with ``once``, a
@@ -343,7 +343,7 @@ def noise_message(bad):
     return f'noise the agent writes besides its stream: "{start}"'
 
 
-def _place(where):
+def place(where):
     """How a message names ``where``: FILE:LINE, or FILE alone (no line: a directory,
     a FILE that could not be opened)."""
     return where.source if where.line is None else f"{where.source}:{where.line}"

@@ -70,9 +70,9 @@ def expand(names):
     """The inputs named, each directory replaced by the stream files below it (their
     names end in STREAM_SUFFIXES; FIFOs, devices and sockets passed over), at every
     depth, sorted by name as 'rg --sort path' lists them: ``(inputs, the directories
-    that hold none)``.  A directory that cannot
-    be listed stays an input, so that reading it reports why; a link to a directory
-    below one given is not followed (no loop)."""
+    that hold none)``.  A directory that cannot be listed stays an input, so that
+    reading it reports why; a link to a directory below one given is not followed (no
+    loop)."""
     found, empty = [], []
     for name in names:
         if not (isinstance(name, (str, bytes, os.PathLike)) and name != "-"
