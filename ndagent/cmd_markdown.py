@@ -203,41 +203,65 @@ _OPENING = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 def prose(text):
-    """Text an agent wrote, as Markdown, with no raw HTML left: a fenced block (opened
-    by a line of at most 3 spaces of indentation) is copied as it is and closed if left open; in any
-    other line, a backtick run that no run of the same length closes on that line is
-    escaped, and a ``<`` that could open a tag is ``&lt;``."""
+    """Text an agent wrote, as Markdown, with no raw HTML left and no block left open: a
+    fenced block opened by a line of at most 3 spaces of indentation is copied as it is
+    and closed if left open; in any other line, a backtick run that no run of the same
+    length closes on that line is escaped, so is a run of three tildes or more, and a
+    ``<`` that could open a tag is ``&lt;``.
+
+    A fence indented by 1-3 spaces may stand in a list item, which a less indented line
+    ends, and the fence with it; or at the top, where that line is code.  A line that one
+    reading would take out of the fence and the other not is not copied as code: the
+    fence is closed first, in its own indentation, which closes it in either reading."""
     out = []
-    fence_open = None
+    fence_open = None  # (indentation, opening run) of the fence the text is in
     for line in text.split("\n"):
         if fence_open is not None:
-            out.append(line)
-            if _closes(line, fence_open):
-                fence_open = None
-            continue
+            indent, run = fence_open
+            place = _in_fence(line, indent, run)
+            if place != _LEAVES:
+                out.append(line)
+                if place == _CLOSES:
+                    fence_open = None
+                continue
+            out.append(" " * indent + run)
+            fence_open = None
         opening = _OPENING.match(line)
         if opening and not (opening[1][0] == "`" and "`" in line[opening.end():]):
-            fence_open = opening[1]
+            fence_open = (opening.start(1), opening[1])
             out.append(line)
             continue
         out.append(_inline(line))
     if fence_open is not None:
-        out.append(fence_open)
+        indent, run = fence_open
+        out.append(" " * indent + run)
     return "\n".join(out) + "\n"
 
 
-def _closes(line, opened):
-    """Whether ``line`` closes the fence ``opened``: at most 3 spaces, then as many of
-    its character or more, then only spaces and tabs."""
-    stripped = line.lstrip(" ")
-    if len(line) - len(stripped) > 3:
-        return False
-    run = len(stripped) - len(stripped.lstrip(opened[0]))
-    return run >= len(opened) and stripped[run:].strip(" \t") == ""
+# Where a line stands in a fence (_in_fence).
+_HOLDS, _CLOSES, _LEAVES = "holds", "closes", "leaves"
+
+
+def _in_fence(line, indent, run):
+    """Whether ``line`` is code of the fence opened by ``run`` at ``indent`` spaces
+    (``_HOLDS``), closes it (``_CLOSES``), or may leave it (``_LEAVES``): at the top
+    (``indent`` 0) nothing leaves a fence; else a line indented less than the fence does,
+    and so does a closing run that only one reading takes as one (indented by 4 spaces
+    or more, or by a tab)."""
+    stripped = line.lstrip(" \t")
+    if not stripped:
+        return _HOLDS
+    spaces = len(line) - len(line.lstrip(" "))
+    length = len(stripped) - len(stripped.lstrip(run[0]))
+    if length >= len(run) and stripped[length:].strip(" \t") == "":
+        if indent <= spaces <= 3 and line[spaces] != "\t":
+            return _CLOSES
+        return _HOLDS if indent == 0 else _LEAVES
+    return _HOLDS if spaces >= indent else _LEAVES
 
 
 # What _inline acts on; the text between is copied as it is.
-_ACTIVE = re.compile(r"[\\`<]")
+_ACTIVE = re.compile(r"[\\`<~]")
 
 
 def _inline(line):
@@ -253,7 +277,7 @@ def _inline(line):
         out.append(line[index:at])
         char = line[at]
         if char == "\\":
-            index = at + (2 if at + 1 < size and line[at + 1] in "`<\\" else 1)
+            index = at + (2 if at + 1 < size and line[at + 1] in "`<~\\" else 1)
             out.append(line[at:index])
         elif char == "`":
             end = at
@@ -266,6 +290,12 @@ def _inline(line):
             else:
                 out.append(line[at:closer])
                 index = closer
+        elif char == "~":
+            end = at
+            while end < size and line[end] == "~":
+                end += 1
+            out.append("\\~" * (end - at) if end - at >= 3 else line[at:end])
+            index = end
         else:
             follows = line[at + 1:at + 2]
             out.append("&lt;" if follows and (follows.isascii() and follows.isalpha()

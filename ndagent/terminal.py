@@ -11,9 +11,10 @@ U+FFFF.  Spelt out are:
 - the bidirectional controls (as in "Trojan Source"), the line and paragraph separators,
   the deprecated format characters U+206A-206F, the interlinear annotation characters
   U+FFF9-FFFB and the tag characters U+E0000-E007F (``\\U000e0001``: invisible text);
-- in one-line records (paths, commands, names, messages) but not in prose (an answer,
-  where emoji and some scripts need them), the zero-width characters: U+00AD, U+180E,
-  U+200B-200D, U+2060-2065 and U+FEFF.
+- in one-line records (paths, commands, names, messages) and in code (a transcript's
+  commands, arguments and tool results) but not in prose (an answer, where emoji and
+  some scripts need them), the zero-width characters: U+00AD, U+180E, U+200B-200D,
+  U+2060-2065 and U+FEFF.
 
 ``escape_field`` doubles backslashes first, so that a literal ``\\x1b`` (four characters)
 and a real ESC differ; ``quote`` also cuts stream text in a message to ``QUOTE_LIMIT``
@@ -47,8 +48,10 @@ def _spelling(code):
 
 _ALL = {code: _spelling(code) for code in (*_CONTROLS, *_INVISIBLE, *_ZERO_WIDTH)}
 _ALL.update({ord(char): text for char, text in _NAMED.items()})
-_KEEP_LINES = dict(_ALL)
-for _code in (ord("\n"), ord("\t"), *_ZERO_WIDTH):
+_CODE = dict(_ALL)
+del _CODE[ord("\n")], _CODE[ord("\t")]
+_KEEP_LINES = dict(_CODE)
+for _code in _ZERO_WIDTH:
     del _KEEP_LINES[_code]
 
 
@@ -57,6 +60,18 @@ def escape_controls(text, keep_lines=False):
     prose (an answer) rather than one-line records: it leaves ``\\n``, ``\\t`` and the
     zero-width characters alone."""
     return text.translate(_KEEP_LINES if keep_lines else _ALL)
+
+
+def escape_prose(text):
+    """``escape_controls(text, keep_lines=True)``: for a text that is prose."""
+    return text.translate(_KEEP_LINES)
+
+
+def escape_code(text):
+    """``text`` of several lines that is code or a tool's output (a command, a diff, a
+    file read), not prose: ``\\n`` and ``\\t`` are left alone, but a zero-width character
+    is spelt out, where it could hide a difference in what a reader checks."""
+    return text.translate(_CODE)
 
 
 def escape_field(text):

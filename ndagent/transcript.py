@@ -35,7 +35,7 @@ from ndagent.output import (
     Output,
 )
 from ndagent.sources import STDIN, source_name
-from ndagent.terminal import escape_controls, escape_field
+from ndagent.terminal import escape_code, escape_field, escape_prose
 
 # The bounds of what a transcript shows (characters), and of a whole document (bytes).
 MAX_ARGS = 4_000
@@ -62,20 +62,21 @@ PROMPT, PROSE, THINKING, CALL = "prompt", "prose", "thought", "call"
 class Bounded:
     """A stream text cut for showing (OUTPUTS.md's Cut): its ``head``, how many
     characters were left out after it (``omitted``, 0 for none) and its ``tail``; each
-    part with its control and invisible characters spelt out, so that no spelt-out
-    character is split.  ``\\r\\n`` is ``\\n`` first."""
+    part with its control and invisible characters spelt out by ``escape`` (for prose, or
+    ``escape_code``), so that no spelt-out character is split.  ``\\r\\n`` is ``\\n``
+    first."""
 
     __slots__ = ("head", "omitted", "tail")
 
-    def __init__(self, text, limit=None):
+    def __init__(self, text, limit=None, escape=escape_prose):
         text = text.replace("\r\n", "\n")
         if limit is None or len(text) <= limit:
-            self.head, self.omitted, self.tail = escape_controls(text, keep_lines=True), 0, ""
+            self.head, self.omitted, self.tail = escape(text), 0, ""
             return
         keep_tail = limit // 4
-        self.head = escape_controls(text[:limit - keep_tail], keep_lines=True)
+        self.head = escape(text[:limit - keep_tail])
         self.omitted = len(text) - limit
-        self.tail = escape_controls(text[len(text) - keep_tail:], keep_lines=True)
+        self.tail = escape(text[len(text) - keep_tail:])
 
     def marker(self):
         return f"[… {self.omitted:,} characters omitted …]"
@@ -130,7 +131,7 @@ class Call:
         if self.target is None:
             self.target = end.target
         text = result_text(end)
-        self.result = None if not text else Bounded(text, self.max_result)
+        self.result = None if not text else Bounded(text, self.max_result, escape_code)
         if self.start_ms.__class__ is int and end.time_ms.__class__ is int \
                 and end.time_ms >= self.start_ms:
             self.duration_ms = end.time_ms - self.start_ms
@@ -154,15 +155,15 @@ def _shown_args(kind, args, limit):
     if args.__class__ is dict:
         command = args.get("command")
         if kind == "shell" and command.__class__ is str:
-            return "Command", "sh", Bounded(command, limit)
+            return "Command", "sh", Bounded(command, limit, escape_code)
         old, new = args.get("old_string"), args.get("new_string")
         if kind == "edit" and old.__class__ is str and new.__class__ is str:
             path = args.get("file_path")
             path = path if path.__class__ is str else ""
             diff = "".join(difflib.unified_diff(_lines(old), _lines(new), path, path, n=3))
-            return "Diff", "diff", Bounded(diff, limit)
+            return "Diff", "diff", Bounded(diff, limit, escape_code)
     text = args if args.__class__ is str else indented_json(args)
-    return "Arguments", "json", Bounded(text, limit)
+    return "Arguments", "json", Bounded(text, limit, escape_code)
 
 
 def _lines(text):

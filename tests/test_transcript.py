@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ndagent.cmd_markdown import fence, prose
-from ndagent.terminal import escape_controls
+from ndagent.terminal import escape_code, escape_prose
 from ndagent.transcript import Bounded
 
 markdown_it = pytest.importorskip("markdown_it")
@@ -26,7 +26,7 @@ HOSTILE = ("<img src=http://127.0.0.1:9/img.png><script>fetch('http://127.0.0.1:
            "</script></details>]]>\x1b[31m\u202e`````~~~\n```\n~~~\n</details>\n")
 # Strings made of what Markdown and HTML read as markup, and what a terminal obeys.
 STRINGS = st.lists(st.sampled_from(
-    list("`~<>\\|&\"'/!?*_[]()#-= \n\tab") + ["\r\n", "\x1b", "\u202e", "\x00", "</details>",
+    list("`~<>\\|&\"'/!?*_[]()#-= \n\tab") + ["\r\n", "\x1b", "\u202e", "\x00", "\u200d", "</details>",
                                               "<script>", "javascript:", "\n```", "\n~~~"]),
     min_size=1, max_size=30).map("".join)
 
@@ -80,8 +80,13 @@ def tokens(document):
 
 
 def shown(text):
-    """A multi-line stream text as a transcript shows it."""
-    return escape_controls(text.replace("\r\n", "\n"), keep_lines=True)
+    """A multi-line stream text as a transcript shows it: prose."""
+    return escape_prose(text.replace("\r\n", "\n"))
+
+
+def shown_code(text):
+    """A command or a tool's result as a transcript shows it."""
+    return escape_code(text.replace("\r\n", "\n"))
 
 
 def check_markdown(document, result, command):
@@ -96,8 +101,8 @@ def check_markdown(document, result, command):
                        and line.count("<") == line.count("<code>") * 2 + 2
                        for line in lines[1:]), token.content
     fences = [token.content for token in found if token.type == "fence"]
-    assert shown(result) + "\n" in fences
-    assert shown(command) + "\n" in fences
+    assert shown_code(result) + "\n" in fences
+    assert shown_code(command) + "\n" in fences
 
 
 # Each example renders two documents of two runs: a few here, more under 'make fuzz'.
@@ -116,8 +121,9 @@ def test_no_stream_string_escapes_its_place(tmp_path, prompt, text, thinking, na
     # No NUL of the stream's is left raw: the output's marks are the only ones.
     assert "\x00" not in document and "\x00" not in page
     check_html(page)
-    for value in (prompt, text, thinking, result, answer, failure):
+    for value in (prompt, text, thinking, answer, failure):
         assert html_text(page).count(shown(value).strip()) >= 1
+    assert html_text(page).count(shown_code(result).strip()) >= 1
 
 
 # The elements and attributes ndagent writes, and nothing else.
@@ -151,6 +157,16 @@ def test_the_hostile_fixture_is_visible_text_in_both(tmp_path):
     assert shown(HOSTILE) in html_text(page)
 
 
+def test_a_zero_width_character_is_spelt_out_in_code_and_kept_in_prose(tmp_path):
+    hidden = "rm -rf build\u200b/ # \U0001F468\u200d\U0001F469"
+    stream = claude_stream("p", hidden, "t", "Bash", hidden, hidden, hidden, "f")
+    for verb in ("markdown", "html"):
+        _, document, _ = render(verb, stream, tmp_path)
+        # the target, the command and the result, in each of the two runs
+        assert document.count("build\\u200b/ # \U0001F468\\u200d") == 6
+        assert "build\u200b/ # \U0001F468\u200d\U0001F469" in document  # the answer
+
+
 def test_a_fence_is_longer_than_any_backtick_run_it_holds():
     assert fence(Bounded("a ``````` b"), "text").startswith("````````text\n")
     assert fence(Bounded("plain"), "text").startswith("```text\n")
@@ -167,6 +183,31 @@ def test_prose_leaves_no_raw_html_and_closes_its_fences():
     kinds = [token.type for token in tokens(rendered)]
     assert "html_inline" not in kinds and "html_block" not in kinds
     assert rendered.endswith("~~~\n")
+
+
+# Lines made of what opens, closes or holds Markdown's blocks: list items and quotes, each
+# indentation a fence's line may have, fences, raw HTML.
+PROSE_LINES = st.lists(st.tuples(
+    st.sampled_from(["", " ", "  ", "   ", "    ", "     ", "      ", "\t", " \t", "- ",
+                     "* ", "+ ", "1. ", "2) ", "-\t", "> ", ">", "> > ", "  - ", "   1. ",
+                     "  > ", "-    ", "10.  "]),
+    st.sampled_from(["```", "````", "~~~", "~~~~", "```py", "<script>x</script>", "<b>",
+                     "text", "`a` <i>", "", "- item", "```` ", "\t```", "\\~~~", "~~x~~",
+                     "<!-- c", "]]>", "```x```"])), max_size=12).map(
+    lambda lines: "\n".join(lead + body for lead, body in lines))
+# What the transcript writes after an agent's prose: it must stay a table of its own.
+TRAILER = "\n| Field | Value |\n|---|---|\n| Outcome | ok |\n"
+
+
+@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")) // 10, 300),
+          deadline=None)
+@given(PROSE_LINES)
+def test_prose_in_any_container_leaves_no_raw_html_and_no_block_open(text):
+    found = tokens(prose(text) + TRAILER)
+    assert not [token for token in found if token.type in ("html_inline", "html_block")]
+    cells = [token.content for token in found if token.type == "inline"]
+    assert cells[-4:] == ["Field", "Value", "Outcome", "ok"]
+    assert found[-1].type == "table_close"
 
 
 def test_max_bytes_keeps_every_header_and_ending_and_says_so_once(tmp_path):
