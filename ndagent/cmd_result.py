@@ -118,7 +118,8 @@ class ResultCommand(Command):
         if self.streaming:
             answer = self.answer
             self.end_line(answer.length and not answer.ends_with_newline)
-            if not end.cutoff and self.format.live_answer and not answer.matches(end.answer):
+            if (not end.cutoff and end.answer is not None and self.format.live_answer
+                    and not answer.matches(end.answer)):
                 self.warn(end, "the rebuilt answer differs from the result event's text")
         elif self.args.last:
             self.last = self.format.answer(end)

@@ -48,6 +48,19 @@ def test_from_result_prints_the_result_text(call, write):
                   "from the result event's text\n"
 
 
+def test_a_failed_run_s_result_text_is_its_failure_not_its_answer(call, write):
+    vendor = lines_of("vendor-example.ndjson")
+    event = orjson.loads(vendor[-1])
+    event.update(is_error=True, result="Connection to the model was lost.")
+    path = write(vendor[:-1] + [orjson.dumps(event)])
+    failed = f'ndagent-result: {path}:10: error: run failed: "Connection to the model was lost."\n'
+    # streamed: the text that came stays printed, with no check against the failure
+    assert call(main, path) == (1, b"I'll read the README.md file and create a summary\n",
+                                failed)
+    for option in ("--from-result", "--last"):  # known at the end: nothing, as elsewhere
+        assert call(main, option, path) == (1, b"", failed)
+
+
 def test_a_run_without_result_prints_its_text_then_fails(call, write):
     path = write(lines_of("vendor-example.ndjson")[:7])
     status, out, err = call(main, path)

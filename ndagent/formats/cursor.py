@@ -586,9 +586,13 @@ class Reader:
     def _end(self, run, event):
         data = event.data
         self.follows_result = event.line
-        answer = data.get("result")
-        return RunEnd(start=run.start, cutoff=False, ok=not is_failure(data),
-                      answer=answer if answer.__class__ is str else None,
+        text = data.get("result")
+        text = text if text.__class__ is str else None
+        # A failed run's result holds the failure, not an answer: its answer is only the
+        # text streamed before it.
+        failed = is_failure(data)
+        return RunEnd(start=run.start, cutoff=False, ok=not failed,
+                      answer=None if failed else text, failure=text if failed and text else None,
                       native=json_format(data), usage=_usage(data.get("usage")),
                       duration_ms=data.get("duration_ms"), model=run.start.model,
                       stray=run.stray, source=event.source, line=event.line)
@@ -736,7 +740,8 @@ HELP = {
               "in a run made with --stream-partial-output (whose first assistant event has "
               "timestamp_ms and no model_call_id) only those deltas count, since the CLI repeats "
               "their text as whole segments. The rebuilt answer is checked against the result "
-              "event's own text, with a warning when they differ.",
+              "event's own text, with a warning when they differ; a failed run's result text is "
+              "its failure, said in the message.",
     "text": "the lines are those of its text output format ('cursor-agent -p --output-format "
             "text') as documented; a tool's kind is the key of its tool_call without 'ToolCall' "
             "(readToolCall is read), function for a tool_call.function. Its answer is all the "
