@@ -193,29 +193,39 @@ def code(value):
 _SPECIAL = re.compile(r"([\\`*_\[\]<>()#+!|~&])")
 
 
+# Where GitHub's bare links begin: "www." and a scheme's "://".
+_BARE_LINK = re.compile(r"(?i)(?<=www)\.|:(?=//)")
+
+
 def text_cell(value):
     """A one-line text that is not code (the title, the agent's version): every
-    character that Markdown could read as markup escaped."""
-    return _SPECIAL.sub(r"\\\1", value)
+    character that Markdown could read as markup escaped, and what would begin a bare
+    link (GitHub makes one of ``www.`` or ``http://`` in text)."""
+    return _BARE_LINK.sub(lambda found: "\\" + found[0], _SPECIAL.sub(r"\\\1", value))
 
 
 _OPENING = re.compile(r" {0,3}(`{3,}|~{3,})")
+# A line that may be a table's delimiter row (GFM), in a list item or a quote too:
+# hyphens, colons, pipes, spaces, and what marks a container.
+_DELIMITER_ROW = re.compile(r"[ \t>*+0-9.)|:-]*-[ \t>*+0-9.)|:-]*")
 
 
 def prose(text):
     """Text an agent wrote, as Markdown, with no raw HTML left and no block left open: a
     fenced block opened by a line of at most 3 spaces of indentation is copied as it is
-    and closed if left open; in any other line, a backtick run that no run of the same
-    length closes on that line is escaped, so is a run of three tildes or more, and a
-    ``<`` that could open a tag is ``&lt;``.
+    and closed if left open; any other line goes through ``_inline``, or cell by cell
+    where a table may stand (from a line followed by what may be a delimiter row, to a
+    blank line), since a table's cells are parted before a code span is looked for.
 
     A fence indented by 1-3 spaces may stand in a list item, which a less indented line
     ends, and the fence with it; or at the top, where that line is code.  A line that one
     reading would take out of the fence and the other not is not copied as code: the
     fence is closed first, in its own indentation, which closes it in either reading."""
     out = []
+    lines = text.split("\n")
     fence_open = None  # (indentation, opening run) of the fence the text is in
-    for line in text.split("\n"):
+    table = False  # whether the line may be a table's
+    for number, line in enumerate(lines):
         if fence_open is not None:
             indent, run = fence_open
             place = _in_fence(line, indent, run)
@@ -226,16 +236,29 @@ def prose(text):
                 continue
             out.append(" " * indent + run)
             fence_open = None
+        if not line.strip(" \t"):
+            table = False
+        elif not table and number + 1 < len(lines):
+            table = _begins_table(line, lines[number + 1])
         opening = _OPENING.match(line)
-        if opening and not (opening[1][0] == "`" and "`" in line[opening.end():]):
+        if opening and not table and not (opening[1][0] == "`"
+                                          and "`" in line[opening.end():]):
             fence_open = (opening.start(1), opening[1])
             out.append(line)
             continue
-        out.append(_inline(line))
+        out.append("|".join(map(_inline, line.split("|"))) if table else _inline(line))
     if fence_open is not None:
         indent, run = fence_open
         out.append(" " * indent + run)
     return "\n".join(out) + "\n"
+
+
+def _begins_table(line, following):
+    """Whether ``line`` may be a table's header row: ``following`` may be a delimiter
+    row (with a pipe or a colon, or after a line with a pipe: a line of hyphens alone
+    underlines a heading)."""
+    return _DELIMITER_ROW.fullmatch(following) is not None and (
+        "|" in line or "|" in following or ":" in following)
 
 
 # Where a line stands in a fence (_in_fence).
@@ -261,33 +284,49 @@ def _in_fence(line, indent, run):
 
 
 # What _inline acts on; the text between is copied as it is.
-_ACTIVE = re.compile(r"[\\`<~]")
+_ACTIVE = re.compile(r"[\\`<~\]]")
+# What a backslash escapes that _inline keeps escaped.
+_KEPT_ESCAPES = frozenset("`~]\\")
 
 
 def _inline(line):
-    """One line outside a fence, as _prose says."""
+    """One line (or table cell) outside a fence: a backtick run is a code span's,
+    copied as it is, where a run of the same length closes it and no web address
+    before it in the same word could take it in (GitHub's bare links run over
+    backticks and backslashes), else escaped; so is a run of three tildes or more, and
+    every ``]`` (no link, image or link definition can form, and so none that looks
+    like ndagent's own text); a ``<`` that could open a tag or an autolink is
+    ``&lt;``, even after a backslash, which such a link would take in too."""
     out = []
     index, size = 0, len(line)
+    closers = _closers(line) if "`" in line else None
+    in_address = False  # whether the word in hand holds a web address
     while True:
         found = _ACTIVE.search(line, index)
+        stretch_end = size if found is None else found.start()
+        in_address = _address_word(line, index, stretch_end, in_address)
+        out.append(line[index:stretch_end])
         if found is None:
-            out.append(line[index:])
             return "".join(out)
-        at = found.start()
-        out.append(line[index:at])
-        char = line[at]
+        at, char = stretch_end, line[stretch_end]
         if char == "\\":
-            index = at + (2 if at + 1 < size and line[at + 1] in "`<~\\" else 1)
-            out.append(line[at:index])
+            follows = line[at + 1:at + 2]
+            if follows == "<":
+                out.append("&lt;")
+                index = at + 2
+            else:
+                index = at + (2 if follows and follows in _KEPT_ESCAPES else 1)
+                out.append(line[at:index])
         elif char == "`":
             end = at
             while end < size and line[end] == "`":
                 end += 1
-            closer = _closer(line, end, end - at)
+            closer = None if in_address else closers.get(at)
             if closer is None:
                 out.append("\\`" * (end - at))
                 index = end
             else:
+                in_address = _address_word(line, at, closer, in_address)
                 out.append(line[at:closer])
                 index = closer
         elif char == "~":
@@ -296,6 +335,9 @@ def _inline(line):
                 end += 1
             out.append("\\~" * (end - at) if end - at >= 3 else line[at:end])
             index = end
+        elif char == "]":
+            out.append("\\]")
+            index = at + 1
         else:
             follows = line[at + 1:at + 2]
             out.append("&lt;" if follows and (follows.isascii() and follows.isalpha()
@@ -303,13 +345,29 @@ def _inline(line):
             index = at + 1
 
 
-def _closer(line, start, length):
-    """The index after the first run of exactly ``length`` backticks in ``line`` from
-    ``start``, or None."""
-    for found in _BACKTICKS.finditer(line, start):
-        if len(found[0]) == length:
-            return found.end()
-    return None
+def _closers(line):
+    """{where each backtick run begins: the index after the next run of the same length,
+    which would close a code span it opens (None where there is none)}, in one pass
+    from the end, so that a line of many runs takes time in proportion to its length."""
+    found = {}
+    next_end = {}  # run length: the end of the nearest run of that length after
+    for run in reversed(list(_BACKTICKS.finditer(line))):
+        length = run.end() - run.start()
+        found[run.start()] = next_end.get(length)
+        next_end[length] = run.end()
+    return found
+
+
+def _address_word(line, start, end, in_address):
+    """Whether the word in hand holds a web address after ``line[start:end]``: the
+    stretch's last word, or the word in hand it goes on."""
+    space = max(line.rfind(" ", start, end), line.rfind("\t", start, end))
+    if space >= 0:
+        start, in_address = space + 1, False
+    if in_address or start == end:
+        return in_address
+    word = line[start:end]
+    return "://" in word or "www." in word.lower()
 
 
 build_parser, main = cli.entry(MarkdownCommand)

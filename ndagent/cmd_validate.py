@@ -4,7 +4,7 @@ from sys import getsizeof
 
 from ndagent import cli, inputs, junit, options, timeline
 from ndagent.feed import read_here
-from ndagent.figures import plural
+from ndagent.figures import figure, plural
 from ndagent.formats import all_formats
 from ndagent.frame import Command, noise_message, place
 from ndagent.markup import workflow_command
@@ -242,7 +242,7 @@ class ValidateCommand(Command):
         # would the whole id.  A call with no call_id cannot be paired: its format's
         # checks report it, if it matters.
         if self.suite is not None:
-            self.suite.seen(start.time_ms)
+            self.suite.seen(timeline.stream_time(start))
         if start.call_id is None:
             return None
         shown = start.call_id[:QUOTE_LIMIT + 1]
@@ -519,7 +519,7 @@ class _Suite:
                 result = ("failure", kind, errors[check], junit.lines_text(lines, more))
                 break
         self.cases.append(junit.Case(junit.case_name(number, start.line, start.agent, model),
-                                     end.duration_ms, result))
+                                     figure(end.duration_ms), result))
 
     def text(self, source, index, given_origin):
         cases = self.cases

@@ -65,13 +65,24 @@ def xml_attribute(text):
 _BACKTICKS = re.compile("`+")
 
 
+# The most characters of a one-line stream field a table cell or a report's name
+# holds (a model of 100 000 characters is cut, and said to be: "...").
+FIELD_LIMIT = 1000
+
+
+def bounded_field(text):
+    """A one-line stream field cut to FIELD_LIMIT characters, "..." after the cut."""
+    return text if len(text) <= FIELD_LIMIT else text[:FIELD_LIMIT] + "..."
+
+
 def table_code(text):
     """A one-line field (a model, a command, FILE:LINE) as a code span in a table cell:
-    fenced by one backtick more than its longest run of them, with a space inside
-    each end where it begins or ends with one, and every '|' escaped; '' stays empty."""
+    cut to FIELD_LIMIT characters, fenced by one backtick more than its longest run of
+    them, with a space inside each end where it begins or ends with one, and every '|'
+    escaped; '' stays empty."""
     if not text:
         return ""
-    text = escape_field(text)
+    text = escape_field(bounded_field(text))
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text[0] == "`" or text[-1] == "`" else ""

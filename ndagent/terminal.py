@@ -13,8 +13,10 @@ U+FFFF.  Spelt out are:
   U+FFF9-FFFB and the tag characters U+E0000-E007F (``\\U000e0001``: invisible text);
 - in one-line records (paths, commands, names, messages) and in code (a transcript's
   commands, arguments and tool results) but not in prose (an answer, where emoji and
-  some scripts need them), the zero-width characters: U+00AD, U+180E, U+200B-200D,
-  U+2060-2065 and U+FEFF.
+  some scripts need them), the characters that show nothing or change only the glyph
+  before them: U+00AD, U+034F, U+115F, U+1160, U+180B-180F, U+200B-200D, U+2060-2065,
+  U+3164, U+FE00-FE0F, U+FEFF, U+FFA0, U+1BCA0-1BCA3, U+1D173-1D17A and
+  U+E0100-E01EF (the variation selectors, which can also carry hidden data).
 
 ``escape_field`` doubles backslashes first, so that a literal ``\\x1b`` (four characters)
 and a real ESC differ; ``quote`` also cuts stream text in a message to ``QUOTE_LIMIT``
@@ -35,9 +37,12 @@ _INVISIBLE = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x2
               0x2028, 0x2029, *range(0xFFF9, 0xFFFC), *range(0xE0000, 0xE0080))
 
 # Invisible characters that text needs (joiners in emoji and Indic scripts, the soft
-# hyphen, the word joiner, the byte order mark as a zero-width no-break space): spelt out
-# in one-line records, left alone in prose.
-_ZERO_WIDTH = (0x00AD, 0x180E, *range(0x200B, 0x200E), *range(0x2060, 0x2066), 0xFEFF)
+# hyphen, the word joiner, the byte order mark as a zero-width no-break space, variation
+# selectors, Hangul fillers, format controls of some scripts): spelt out in one-line
+# records and code, left alone in prose.
+_ZERO_WIDTH = (0x00AD, 0x034F, 0x115F, 0x1160, *range(0x180B, 0x1810), *range(0x200B, 0x200E),
+               *range(0x2060, 0x2066), 0x3164, *range(0xFE00, 0xFE10), 0xFEFF, 0xFFA0,
+               *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B), *range(0xE0100, 0xE01F0))
 
 
 def _spelling(code):

@@ -15,7 +15,7 @@ from conftest import InProcess, command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent.cmd_markdown import fence, prose
+from ndagent.cmd_markdown import fence, prose, text_cell
 from ndagent.terminal import escape_code, escape_prose
 from ndagent.transcript import Bounded
 
@@ -26,8 +26,9 @@ HOSTILE = ("<img src=http://127.0.0.1:9/img.png><script>fetch('http://127.0.0.1:
            "</script></details>]]>\x1b[31m\u202e`````~~~\n```\n~~~\n</details>\n")
 # Strings made of what Markdown and HTML read as markup, and what a terminal obeys.
 STRINGS = st.lists(st.sampled_from(
-    list("`~<>\\|&\"'/!?*_[]()#-= \n\tab") + ["\r\n", "\x1b", "\u202e", "\x00", "\u200d", "</details>",
-                                              "<script>", "javascript:", "\n```", "\n~~~"]),
+    list("`~<>\\|&\"'/!?*_[]()#-= \n\tab") + ["\r\n", "\x1b", "\u202e", "\x00", "\u200d",
+                                              "</details>", "<script>", "javascript:",
+                                              "\n```", "\n~~~"]),
     min_size=1, max_size=30).map("".join)
 
 
@@ -187,13 +188,19 @@ def test_prose_leaves_no_raw_html_and_closes_its_fences():
 
 # Lines made of what opens, closes or holds Markdown's blocks: list items and quotes, each
 # indentation a fence's line may have, fences, raw HTML.
+# Lines made of what opens, closes or holds Markdown's blocks and spans: list items and
+# quotes, each indentation a fence's line may have, fences, tables, code spans, links,
+# web addresses, raw HTML.
 PROSE_LINES = st.lists(st.tuples(
     st.sampled_from(["", " ", "  ", "   ", "    ", "     ", "      ", "\t", " \t", "- ",
                      "* ", "+ ", "1. ", "2) ", "-\t", "> ", ">", "> > ", "  - ", "   1. ",
                      "  > ", "-    ", "10.  "]),
-    st.sampled_from(["```", "````", "~~~", "~~~~", "```py", "<script>x</script>", "<b>",
-                     "text", "`a` <i>", "", "- item", "```` ", "\t```", "\\~~~", "~~x~~",
-                     "<!-- c", "]]>", "```x```"])), max_size=12).map(
+    st.lists(st.sampled_from(
+        ["```", "````", "~~~", "~~~~", "```py", "<script>x</script>", "<b>", "text", "`a` <i>",
+         "", "- item", "```` ", "\t```", "\\~~~", "~~x~~", "<!-- c", "]]>", "```x```", "|",
+         "-|-", ":-", "--|--", "`", "``", "<img src=x>", "[x](", ")", "](", "]: http://e.x",
+         "[y]", "http://e.x/", "www.e.x", "\\", "\\<i>", " ", "&lt;", "![i](x)", "<http://e.x>"]),
+        max_size=4).map("".join)), max_size=12).map(
     lambda lines: "\n".join(lead + body for lead, body in lines))
 # What the transcript writes after an agent's prose: it must stay a table of its own.
 TRAILER = "\n| Field | Value |\n|---|---|\n| Outcome | ok |\n"
@@ -202,12 +209,30 @@ TRAILER = "\n| Field | Value |\n|---|---|\n| Outcome | ok |\n"
 @settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")) // 10, 300),
           deadline=None)
 @given(PROSE_LINES)
-def test_prose_in_any_container_leaves_no_raw_html_and_no_block_open(text):
+def test_prose_in_any_container_leaves_no_raw_html_link_or_block_open(text):
     found = tokens(prose(text) + TRAILER)
-    assert not [token for token in found if token.type in ("html_inline", "html_block")]
+    assert not [token for token in found if token.type in (
+        "html_inline", "html_block", "link_open", "image")]
     cells = [token.content for token in found if token.type == "inline"]
     assert cells[-4:] == ["Field", "Value", "Outcome", "ok"]
     assert found[-1].type == "table_close"
+
+
+def test_what_github_s_bare_links_would_take_in_is_escaped():
+    # GitHub's bare links run over a backslash and a backtick: the < after one, and a
+    # code span begun inside one, would be raw HTML.
+    for text in ("www.e.x\\<img src=x>", "http://e.x/`<b>x</b>`", "(www.e.x/`<b>`)"):
+        assert "<" not in prose(text).replace("&lt;", ""), text
+    assert prose("`<b>` http://e.x") == "`<b>` http://e.x\n"  # a code span before one
+    assert text_cell("2.0 see www.e.x/login or https://e.x") == \
+        "2.0 see www\\.e.x/login or https\\://e.x"
+
+
+def test_no_link_definition_can_take_the_cut_s_marker():
+    rendered = prose("[… 1,020 characters omitted …]: https://e.x/phish\n\nx")
+    assert "]:" not in rendered.replace("\\]", "")
+    assert not [token for token in tokens(rendered + "\n[… 1,020 characters omitted …]\n")
+                if token.type == "link_open"]
 
 
 def test_max_bytes_keeps_every_header_and_ending_and_says_so_once(tmp_path):

@@ -140,6 +140,10 @@ def snake_case(name):
                    for at, char in enumerate(name))
 
 
+# The longest duration a result may say (a century): beyond it, it says none.
+MAX_DURATION_SECONDS = 100 * 366 * 86400
+
+
 def _number(value):
     cls = value.__class__
     return value if cls is int or cls is float else None
@@ -272,6 +276,8 @@ class Reader:
             out.append(note_at(event, "usage-total", "the result's usage is not the sum of the "
                                                      "steps': the conversation's totals?"))
         duration = _number(body.get("duration_seconds"))
+        if duration is not None and not 0 <= duration <= MAX_DURATION_SECONDS:
+            duration = None  # no duration, as a figure that cannot be one (1e308)
         out.append(RunEnd(start=run.start, cutoff=False, ok=ok,
                           failure=None if ok else _failure(body),
                           answer=response if response.__class__ is str else None,
@@ -328,7 +334,7 @@ class Reader:
                     out.append(Text(text, None, event.source, event.line))
             if step.get("state") == "DONE":
                 _add_usage(run, usage_of(step.get("usage")))
-        elif step_type in _CALL_STEPS:
+        elif step_type.__class__ is str and step_type in _CALL_STEPS:
             self._call(run, event, step, f"{conversation}:{step.get('step_index')}", out)
 
     @staticmethod

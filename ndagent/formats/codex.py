@@ -19,7 +19,13 @@ objects of no agent) neither begin a run nor end one.
 from sys import getsizeof
 
 from ndagent.decoder import RawNumber
-from ndagent.formats.base import Format, joined_texts, result_json, with_exit_code
+from ndagent.formats.base import (
+    Format,
+    joined_texts,
+    result_json,
+    text_or_none,
+    with_exit_code,
+)
 from ndagent.model import (
     NATIVE_BYTES,
     READER_CALL_BYTES,
@@ -514,7 +520,7 @@ def _kind(kind, item):
     when every change deletes one, else edit; a type not in the table is its own kind."""
     if kind == "file_change":
         changes = item.get("changes")
-        kinds = {change.get("kind") if change.__class__ is dict else None
+        kinds = {text_or_none(change.get("kind")) if change.__class__ is dict else None
                  for change in changes} if changes.__class__ is list else ()
         if len(kinds) == 1:
             only = next(iter(kinds))

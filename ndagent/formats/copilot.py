@@ -13,7 +13,7 @@ premium requests and time.
 
 from sys import getsizeof
 
-from ndagent.formats.base import Format, first_string, note_at
+from ndagent.formats.base import Format, first_string, note_at, text_or_none
 from ndagent.model import (
     READER_CALL_BYTES,
     Kept,
@@ -204,7 +204,7 @@ def outcome_of(kind, data):
     if success is False:
         error = data.get("error")
         code = error.get("code") if error.__class__ is dict else None
-        return _CODE_OUTCOMES.get(code, "error")
+        return _CODE_OUTCOMES.get(code, "error") if code.__class__ is str else "error"
     return "unknown"
 
 
@@ -418,7 +418,7 @@ class Reader:
 
     def _delta(self, run, event, data, body, out):
         text = body.get("deltaContent")
-        message = body.get("messageId")
+        message = text_or_none(body.get("messageId"))
         if text.__class__ is not str or not text or not _main(data, body):
             return
         if message.__class__ is str:
@@ -434,7 +434,7 @@ class Reader:
         model = body.get("model")
         if run.first_model is None and model.__class__ is str:
             run.first_model = model
-        message = body.get("messageId")
+        message = text_or_none(body.get("messageId"))
         requests = body.get("toolRequests")
         if message.__class__ is str and requests.__class__ is list:
             for request in requests:

@@ -629,14 +629,16 @@ class Reader:
             out.append(ToolStart(
                 call_id=call_id(data), kind=call.kind, name=call.name, args=call.args,
                 target=call.args_target, session_id=data.get("session_id"),
-                model_call_id=data.get("model_call_id"), time_ms=data.get("timestamp_ms"),
+                model_call_id=text_or_none(data.get("model_call_id")),
+                time_ms=data.get("timestamp_ms"),
                 source=event.source, line=event.line))
         else:
             outcome = call.outcome
             out.append(ToolEnd(
                 call_id=call_id(data), kind=call.kind, name=call.name, args=call.args,
                 target=call.target, session_id=data.get("session_id"),
-                model_call_id=data.get("model_call_id"), time_ms=data.get("timestamp_ms"),
+                model_call_id=text_or_none(data.get("model_call_id")),
+                time_ms=data.get("timestamp_ms"),
                 outcome="unknown" if outcome is None else outcome, result=call.result,
                 source=event.source, line=event.line))
 

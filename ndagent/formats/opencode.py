@@ -13,7 +13,7 @@ ndagent's (``native`` below).
 """
 
 from ndagent.decoder import Skipped
-from ndagent.formats.base import Format, Holding, note_at
+from ndagent.formats.base import Format, Holding, note_at, text_or_none
 from ndagent.model import RunEnd, RunStart, Text, ToolEnd, ToolStart
 from ndagent.terminal import quote
 
@@ -144,14 +144,15 @@ def _ends_run(data):
         return True
     if kind != STEP_FINISH:
         return False
-    part = data.get("part")
-    return part.__class__ is dict and part.get("reason") not in _GOES_ON
+    return data.get("part").__class__ is dict and _reason(data) not in _GOES_ON
 
 
 def _reason(data):
-    """The reason a step_finish gives (None when its part is no object)."""
+    """The reason a step_finish gives (None when its part is no object, or the reason
+    no string)."""
     part = data.get("part")
-    return part.get("reason") if part.__class__ is dict else None
+    reason = part.get("reason") if part.__class__ is dict else None
+    return reason if reason.__class__ is str else None
 
 
 def kind_of(tool, state):
@@ -162,7 +163,7 @@ def kind_of(tool, state):
     if tool in _PATCH_TOOLS:
         metadata = state.get("metadata") if state.__class__ is dict else None
         files = metadata.get("files") if metadata.__class__ is dict else None
-        types = {each.get("type") if each.__class__ is dict else None
+        types = {text_or_none(each.get("type")) if each.__class__ is dict else None
                  for each in files} if files.__class__ is list else set()
         if types == {"add"}:
             return "write"
@@ -472,7 +473,7 @@ class Reader(Holding):
         run.steps += 1
         if self.summed or self.checks:
             self._add_usage(run, event, part, out)
-        reason = part.get("reason")
+        reason = _reason(data)
         if self.checks and reason in ("length", "content-filter"):
             out.append(note_at(event, "finish-reason", f'a step ended with reason "{reason}"'))
         if reason not in _GOES_ON:

@@ -118,7 +118,7 @@ class Reader(stream.Reader):
         if uuid.__class__ is str and message.get("id") != uuid:
             out.append(note_at(event, "message-id", f'uuid "{quote(uuid)}" is not the '
                                "message's id"))
-        types = {block.get("type") for block in content if block.__class__ is dict}
+        types = {text_or_none(block.get("type")) for block in content if block.__class__ is dict}
         if len(types) > 1:
             out.append(note_at(event, "block-types", "an assistant line with blocks of "
                                f"{len(types)} types"))
