@@ -20,7 +20,8 @@ from pathlib import Path
 # The test modules whose properties run here, each called with no argument (no pytest
 # fixture), in this order.
 MODULES = ("test_robustness", "test_prefilter", "test_decoder", "test_inputs", "test_totals",
-           "test_validate_quick", "test_split", "test_cut_runs")
+           "test_validate_quick", "test_split", "test_cut_runs", "test_hostile_fields",
+           "test_transcript")
 
 
 def fuzzed():
