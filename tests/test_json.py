@@ -51,12 +51,15 @@ def test_two_runs_give_two_lines_and_a_broken_one_is_named(call, write):
 
 def test_a_failed_run_is_printed_and_fails(call, write):
     event = result_event(VENDOR)
-    event.update(is_error=True, subtype="error")
+    event.update(is_error=True, subtype="error", result="Connection lost.")
     path = write([orjson.dumps(event)])
     status, out, err = call(main, path)
     assert status == 1
     assert orjson.loads(out) == event
-    assert err == f"ndagent-json: {path}:1: error: the run reported failure\n"
+    assert err == f'ndagent-json: {path}:1: error: run failed: "Connection lost."\n'
+    event["result"] = ""  # a failure with no text
+    path = write([orjson.dumps(event)])
+    assert call(main, path)[2] == f"ndagent-json: {path}:1: error: the run reported failure\n"
 
 
 def test_escaped_and_spaced_types_are_found(call, write):

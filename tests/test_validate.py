@@ -333,10 +333,11 @@ def test_answer_passes_partial_output_and_an_empty_result(validate):
 @pytest.mark.parametrize("change", [{"is_error": True}, {"subtype": "error_max_turns"}])
 def test_failed_run(validate, change):
     lines = vendor()
-    lines[-1] = edited(lines[-1], **change)
+    lines[-1] = edited(lines[-1], result="Turn limit reached.", **change)
     status, found, out = validate(lines)
+    # the failure's text, never checked as an answer against the text streamed
     assert (status, found) == (1, [(10, "error", "failed-run")])
-    assert ":10: error: the run reported failure [failed-run]" in out
+    assert ':10: error: run failed: "Turn limit reached." [failed-run]' in out
 
 
 def test_unknown_types_and_fields_only_under_strict(validate):
