@@ -24,6 +24,19 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
 BIN = Path(sys.executable).parent
 
 
+def examples(quick, at_length=None):
+    """How many examples a property runs: ``quick`` in 'make test', where
+    NDAGENT_EXAMPLES is unset (a few seconds' worth); with it set ('make fuzz', a run at
+    length), ``at_length(NDAGENT_EXAMPLES)``, or ``at_length`` itself when a number, or
+    NDAGENT_EXAMPLES itself when None."""
+    value = os.environ.get("NDAGENT_EXAMPLES")
+    if value is None:
+        return quick
+    if at_length is None:
+        return int(value)
+    return at_length(int(value)) if callable(at_length) else at_length
+
+
 def fixture(name):
     return FIXTURES / name
 

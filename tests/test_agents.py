@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import fixture, run
+from conftest import examples, fixture, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -239,7 +239,7 @@ KEYS = st.sampled_from(["subtype", "tools", "claude_code_version", "uuid", "mess
                         "tool_name", "severity", "timestamp", "item"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(75, 300), deadline=None)
 @given(st.sampled_from(TYPES), st.dictionaries(KEYS, VALUES, max_size=5))
 def test_property_an_agent_decides_only_on_the_types_it_may_decide_on(kind, fields):
     from ndagent.formats import all_formats
@@ -341,7 +341,7 @@ HEAD_LINES = [b'{"type":"system","subtype":"init","session_id":"s","model":"m"}'
               b'{"type":"user"}', b'{"type":"mystery"}', b"[{", b"{", b"noise", b"", b"  "]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(50, 200), deadline=None)
 @given(st.lists(st.sampled_from(HEAD_LINES), max_size=8), st.booleans(), st.booleans(),
        st.integers(0, 6))
 def test_property_the_head_is_read_as_split_reads_it(lines, newline_at_end, bom, cut):

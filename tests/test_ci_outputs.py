@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import InProcess
+from conftest import InProcess, examples
 from golden.invocations import GOLDEN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -72,7 +72,7 @@ TRICKY = pieces(["%", "%0A", "%25", "%3A", "%2C", ":", ",", "\n", "\r", "=", "::
                  "\u202e", "a", " "])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(75, 300), deadline=None)
 @given(file=TRICKY, message=TRICKY, check=st.sampled_from(["failed-run", "a:b,c"]))
 def test_a_workflow_command_round_trips_through_the_runners_parser(file, message, check):
     line = workflow_command("error", [("file", file or None), ("line", 7),
@@ -317,7 +317,8 @@ def _runs(sessions, calls):
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10, 40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(sessions=st.lists(st.sampled_from(["a", "b", "", "a\n"]), min_size=2, max_size=5),
        calls=st.lists(st.sampled_from(["c1", "c2", "line:3"]), max_size=4))
 def test_two_runs_never_share_a_span_id(sessions, calls):
@@ -500,7 +501,7 @@ def hostile_stream(text, failed):
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[
+@settings(max_examples=examples(15, 60), deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # each file written anew
 @given(text=HOSTILE, failed=st.booleans(), name=HOSTILE.filter(lambda name: "\x00" not in name))
 def test_hostile_strings_stay_inside_their_field(tmp_path, text, failed, name):

@@ -8,7 +8,7 @@ from unittest import mock
 
 import orjson
 import pytest
-from conftest import fixture, lines_of
+from conftest import examples, fixture, lines_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -205,7 +205,7 @@ def test_items_do_not_depend_on_how_input_is_chunked(sizes):
     assert summary(trickled) == summary(items(data))
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "60")), deadline=None,
+@settings(max_examples=examples(15), deadline=None,
           suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(st.sampled_from([b'{"type":"a"}\n', b'{"type":"b","n":1}\r\n', b"\n",
                                  b"not json\n", b'{"cut":', b"\xef\xbb\xbf", b"{\x00\"\x00",
@@ -243,7 +243,7 @@ def numbered_lines(draw):
     return f'{{"type":"x","v":[1,{space}{body}]}}'.encode()
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=list(HealthCheck), database=None)
 @given(numbered_lines())
 def test_property_a_line_read_exactly_has_every_integer_as_it_is_written(line):
@@ -261,7 +261,7 @@ def test_property_a_line_read_exactly_has_every_integer_as_it_is_written(line):
         assert not isinstance(shown, float) and int(text) == int(written[1])
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(numbered_lines(), max_size=20), st.integers(8, 400))
 def test_property_exact_blocks_read_each_line_as_it_is_read_alone(lines, chunk_size):
@@ -356,7 +356,7 @@ def is_wanted(event, want):
             or nested.__class__ is dict and f"nested.{nested.get('type')}" in wanted)
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(adversarial_lines(), max_size=25), WANTS)
 def test_property_the_prefilter_finds_what_full_decoding_finds(lines, want):
@@ -493,7 +493,7 @@ def _text(lines):
     return b"".join(line.replace(b"\n", b"") + b"\n" for line in lines)
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "150")), deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(_LINES, max_size=5), st.lists(_LINES, min_size=1, max_size=25),
        st.lists(_LINES, max_size=3), _MARKERS, st.booleans())
@@ -523,7 +523,7 @@ def test_property_a_block_read_densely_gives_the_items_of_its_search(before, lin
     assert found[0] == found[1]
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "100")), deadline=None,
+@settings(max_examples=examples(20), deadline=None,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(_LINES, min_size=1, max_size=6), min_size=1, max_size=12), _MARKERS,
        st.booleans(), st.integers(1, 5), st.sampled_from([0.0, 0.5, 1.0]),

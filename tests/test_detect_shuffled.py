@@ -5,6 +5,7 @@ another's (docs/agents.md#telling-the-agent)."""
 from pathlib import Path
 
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,7 +46,7 @@ def test_every_agent_has_inputs_told_as_its_own():
 
 
 @pytest.mark.parametrize("case, agent, objects", INPUTS, ids=[case for case, _, _ in INPUTS])
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(6, 20), deadline=None)
 @given(data=st.data())
 def test_shuffled_heads_are_told_as_their_agent(case, agent, objects, data):
     head = data.draw(st.permutations(objects[:DETECT_OBJECTS]))

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import orjson
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,9 @@ from ndagent.figures import (
     read_partial,
 )
 from ndagent.model import OUTCOMES
+
+# Each property a few dozen examples here, Hypothesis's 100 with NDAGENT_EXAMPLES set.
+EXAMPLES = examples(20, 100)
 
 # A figure a run may report (whole milliseconds or tokens, fractions of a dollar), or
 # None: not reported.
@@ -68,7 +72,7 @@ def nearest_rank(values, percent):
     return ordered[-(-len(ordered) * percent // 100) - 1]
 
 
-@settings(deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(RUNS, st.integers(0, 3))
 def test_the_figures_are_the_counts_and_sums_of_the_runs(runs, no_run):
     report = figures_of(runs, no_run).report(None)
@@ -108,7 +112,7 @@ def test_the_figures_are_the_counts_and_sums_of_the_runs(runs, no_run):
     assert counts == sorted(counts, reverse=True)
 
 
-@settings(deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 10**9), st.floats(0, 10**9)), min_size=1))
 def test_the_median_and_the_95th_percentile_are_within_a_percent(durations):
     """Within 1% of the exact nearest rank, then rounded to a whole millisecond (what is
@@ -132,7 +136,7 @@ def test_the_histogram_keeps_its_bound_whatever_the_durations():
     assert buckets[0] == -1 and buckets[-1] <= MAX_BUCKET
 
 
-@settings(deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(RUNS, st.data())
 def test_the_figures_of_any_split_merge_into_the_figures_of_all(runs, data):
     shards = data.draw(st.lists(st.integers(0, 3), min_size=len(runs), max_size=len(runs)))
@@ -148,7 +152,7 @@ def through_json(data):
     return orjson.loads(orjson.dumps(data))
 
 
-@settings(deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(st.sampled_from([None, "agent", "model", "file"]),
        st.lists(st.tuples(st.none() | st.text(max_size=5), RUNS), max_size=3,
                 unique_by=lambda group: group[0]))
@@ -164,7 +168,7 @@ def test_a_partial_reads_back_as_the_figures_it_holds(by, groups):
         [(key, found.state()) for key, found in figures]
 
 
-@settings(deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(RUNS, RUNS)
 def test_two_partials_merge_into_the_figures_of_all_their_runs(first, second):
     [(_, merged)] = read_partial(through_json(partial(None, [(None, figures_of(first))])))[1]

@@ -6,12 +6,11 @@ calls by step, denied actions, notes) on small streams written here in agy's sha
 every verb on the real capture beside the clone, when it is there.
 """
 
-import os
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import model_events
+from conftest import examples, model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -377,7 +376,7 @@ def any_stream(draw):
     return ("\n".join(out) + "\n").encode()
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")), deadline=None,
+@settings(max_examples=examples(10), deadline=None,
           suppress_health_check=list(HealthCheck), database=None)
 @given(any_stream())
 def test_property_the_converters_print_the_same_on_any_stream_with_and_without_the_prefilter(

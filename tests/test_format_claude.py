@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import model_events
+from conftest import examples, model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1122,7 +1122,8 @@ _INPUTS = [path.read_bytes() for path in CLAUDE_GOLDEN]
 _INPUTS.append(b"".join(orjson.dumps(line) + b"\n" for line in _several_shapes()))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15, 60), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(source=st.sampled_from(_INPUTS), needs=st.sampled_from(NEEDS),
        seed=st.integers(0, 2**32 - 1))
 def test_markers_on_variants(source, needs, seed):

@@ -8,7 +8,6 @@ docs/formats.md#codex-cli and the project's decisions in docs/model.md and docs/
 
 import io
 import json
-import os
 import subprocess
 import sys
 from itertools import combinations
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import model_events
+from conftest import examples, model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -945,7 +944,7 @@ def test_the_module_imports_only_the_model_at_first():
 
 # The markers: the lines they pass over change no event.
 
-EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "100")), deadline=None,
+EXAMPLES = settings(max_examples=examples(25), deadline=None,
                     suppress_health_check=list(HealthCheck), database=None)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import model_events
+from conftest import examples, model_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -651,7 +651,7 @@ def times():
     return st.one_of(time.map("".join), st.text("0123456789-:.TZ+ ", max_size=30))
 
 
-@settings(max_examples=500, deadline=None, database=None)
+@settings(max_examples=examples(60, 500), deadline=None, database=None)
 @given(st.lists(times(), max_size=20), st.booleans())
 def test_property_epoch_ms_reads_a_time_as_the_plain_means_do(texts, zone_required):
     """Whatever times were read before (epoch_ms keeps the minutes it has read)."""
@@ -791,7 +791,8 @@ def respell(line, draw):
     return b"{" + b", ".join(members) + b"}"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15, 60), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(INPUTS)), needs=st.sampled_from(NEEDS_SETS),
        data=st.data())
 def test_selected_lines_give_the_same_events_however_spelt(name, needs, data):

@@ -5,13 +5,12 @@ summed usage, tool calls, notes) on small streams written here in the shapes
 OpenCode prints; every verb on the real capture beside the clone, when it is there.
 """
 
-import os
 from pathlib import Path
 from unittest import mock
 
 import orjson
 import pytest
-from conftest import model_events
+from conftest import examples, model_events
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -379,7 +378,7 @@ def _drawn_stream(steps, cut):
     return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(steps=st.lists(st.tuples(st.sampled_from([SESSION, "ses_b"]), _STEP_LINES,
                                 st.sampled_from(["stop", "tool-calls", "unknown", "length",
                                                  "error", "done", None]),

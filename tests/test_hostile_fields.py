@@ -4,10 +4,9 @@ another type or out of every range, says what it makes of it and exits 0 or 1, n
 with a traceback."""
 
 import json
-import os
 from pathlib import Path
 
-from conftest import InProcess
+from conftest import InProcess, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,7 +69,7 @@ def _with(path, index, keys, value):
 
 
 # A few examples here, as many as the other properties' under 'make fuzz'.
-@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")), 10),
+@settings(max_examples=examples(10),
           deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PLACES), st.sampled_from(VALUES))
 def test_property_no_value_of_any_field_makes_a_verb_fail(place, value):

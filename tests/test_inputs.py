@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
-from conftest import with_parts
+from conftest import examples, with_parts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ VERBS = [("validate",), ("validate", "-q", "--format", "ndjson"), ("validate", "
 
 # Each example runs two commands over up to 40 FILEs: a fifth of what the other
 # properties run ('make fuzz' sets NDAGENT_EXAMPLES).
-EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "60")) // 5,
+EXAMPLES = settings(max_examples=examples(6, lambda count: count // 5),
                     deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
@@ -71,8 +71,7 @@ def test_j_forks_no_more_processes_than_there_is_work_for(tmp_path):
                for _, group in groups[:-1])
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None,
-          database=None)
+@settings(max_examples=examples(50), deadline=None, database=None)
 @given(files=st.lists(st.tuples(st.integers(0, 5000), st.booleans()), max_size=30),
        jobs=st.integers(1, 8))
 def test_property_shares_are_contiguous_and_shrink(files, jobs):
@@ -189,7 +188,7 @@ def test_property_parts_are_cut_to_cost_alike(size, count):
 PREADV = sources._PREADV
 
 
-@settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(lines=st.lists(st.integers(0, 3000), max_size=60), block=st.integers(1, 5000),
        preadv=st.booleans(), data=st.data())
 def test_property_the_lines_before_a_part_are_counted_at_any_offset(lines, block, preadv,

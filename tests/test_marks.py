@@ -1,8 +1,7 @@
 """The output's marks (ndagent.output.Marks): what only the order of a document knows,
 written as what it stands for however the bytes come, cut anywhere."""
 
-import os
-
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +16,7 @@ from ndagent.output import (
     Marks,
 )
 
-EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "200")), deadline=None)
+EXAMPLES = settings(max_examples=examples(50), deadline=None)
 
 
 def unmarked(text, limit=1 << 30, cuts=()):

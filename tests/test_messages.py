@@ -2,7 +2,7 @@
 assistant message, its usage counted once, made only for the need "messages"."""
 
 import orjson
-from conftest import model_events
+from conftest import examples, model_events
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,7 +155,7 @@ def test_amp_each_assistant_line_is_a_message():
     assert [each.usage["input"] for each in of(events, Message)] == [4, 4]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(15, 60), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 10**6)), min_size=1,
                 max_size=6))
 def test_every_message_s_input_is_counted_once_however_many_lines_carry_it(shape):

@@ -7,12 +7,11 @@ event pass unseen: an event one command sees and another passes over would let a
 stream hide a shell command from an audit.
 """
 
-import os
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, fixture, run
+from conftest import InProcess, examples, fixture, run
 from golden_streams import respelt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -173,7 +172,7 @@ in_process = InProcess()
 
 
 # Few examples here, many under 'make fuzz' (NDAGENT_EXAMPLES).
-EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")), deadline=None,
+EXAMPLES = settings(max_examples=examples(8), deadline=None,
                     suppress_health_check=list(HealthCheck), database=None)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, command, fixture, lines_of, peak_rss, run, tool_event
+from conftest import InProcess, command, examples, fixture, lines_of, peak_rss, run, tool_event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +35,7 @@ SESSION = orjson.loads(VENDOR[0])["session_id"]
 in_process = InProcess()
 
 # What the properties run: few examples here, many under 'make fuzz'.
-EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "25")), deadline=None,
+EXAMPLES = settings(max_examples=examples(10), deadline=None,
                     suppress_health_check=list(HealthCheck), database=None)
 
 # Control characters, other than the newline that ends each line.

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import command, run
+from conftest import command, examples, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_run import alive, fake_agent, run_agent
@@ -156,7 +156,7 @@ def test_show_prints_the_verb_s_output_for_what_was_saved(tmp_path):
 
 # The budgets, on model events.
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(30, 100), deadline=None)
 @given(st.lists(st.booleans(), max_size=30), st.booleans(), st.randoms())
 def test_each_call_counts_once_whether_its_start_its_end_or_both_are_shown(
         ends, starts, random):

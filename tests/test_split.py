@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, with_parts
+from conftest import InProcess, examples, with_parts
 from golden_streams import respelt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +22,9 @@ from ndagent.sources import Part
 
 in_process = InProcess()
 
-EXAMPLES = settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "40")) // 10, 25),
+# Each example runs verbs in one process and in parts: a handful here, many under
+# 'make fuzz' (NDAGENT_EXAMPLES).
+EXAMPLES = settings(max_examples=examples(5, lambda count: max(count // 10, 25)),
                     deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 # Lines that may stand beside a place where the stream could be cut, and must then

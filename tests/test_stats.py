@@ -7,7 +7,16 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, command, corpus_files, needs_corpus, on_a_terminal, run, tool_event
+from conftest import (
+    InProcess,
+    command,
+    corpus_files,
+    examples,
+    needs_corpus,
+    on_a_terminal,
+    run,
+    tool_event,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -415,7 +424,7 @@ def stats(*argv):
 WHOLE = {}  # (--by, --format) -> what stats prints over the whole pool
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(8, 30), deadline=None)
 @given(data=st.data())
 def test_partials_of_any_split_merge_into_the_whole(pool, tmp_path_factory, data):
     folder = tmp_path_factory.mktemp("partials")

@@ -3,13 +3,12 @@ used so far (Claude Code's cost and modelUsage over the runs of one process, Cod
 usage over the runs of one thread) count each run's own figures, in every verb that
 prints figures, in every execution mode, and through --partial and --merge."""
 
-import os
 import tempfile
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, with_parts
+from conftest import InProcess, examples, with_parts
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -190,7 +189,7 @@ def histories(draw):
 
 
 # Few examples here, many under 'make fuzz' (NDAGENT_EXAMPLES).
-@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "20")) // 10, 20),
+@settings(max_examples=examples(5, lambda count: max(count // 10, 20)),
           deadline=None, suppress_health_check=list(HealthCheck))
 @given(histories(), st.data())
 def test_property_merge_of_any_split_is_stats_over_all(runs, data):

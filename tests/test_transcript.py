@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import InProcess, command
+from conftest import InProcess, command, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -107,7 +107,7 @@ def check_markdown(document, result, command):
 
 
 # Each example renders two documents of two runs: a few here, more under 'make fuzz'.
-@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")) // 100, 12),
+@settings(max_examples=examples(5, lambda count: max(count // 100, 12)),
           deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(STRINGS, STRINGS, STRINGS, STRINGS, STRINGS, STRINGS, STRINGS, STRINGS)
@@ -186,8 +186,6 @@ def test_prose_leaves_no_raw_html_and_closes_its_fences():
     assert rendered.endswith("~~~\n")
 
 
-# Lines made of what opens, closes or holds Markdown's blocks: list items and quotes, each
-# indentation a fence's line may have, fences, raw HTML.
 # Lines made of what opens, closes or holds Markdown's blocks and spans: list items and
 # quotes, each indentation a fence's line may have, fences, tables, code spans, links,
 # web addresses, raw HTML.
@@ -206,7 +204,7 @@ PROSE_LINES = st.lists(st.tuples(
 TRAILER = "\n| Field | Value |\n|---|---|\n| Outcome | ok |\n"
 
 
-@settings(max_examples=max(int(os.environ.get("NDAGENT_EXAMPLES", "0")), 300), deadline=None)
+@settings(max_examples=examples(60, lambda count: max(count, 300)), deadline=None)
 @given(PROSE_LINES)
 def test_property_prose_in_any_container_leaves_no_raw_html_link_or_block_open(text):
     found = tokens(prose(text) + TRAILER)

@@ -5,7 +5,7 @@ import os
 
 import orjson
 import pytest
-from conftest import corpus_files, fixture, lines_of, needs_corpus, run
+from conftest import corpus_files, examples, fixture, lines_of, needs_corpus, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -430,7 +430,7 @@ JSON_VALUES = st.recursive(
     max_leaves=6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(40, 200), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 9), JSON_KEYS, JSON_VALUES), max_size=6),
        st.lists(st.integers(0, 9), max_size=12), st.booleans())
 def test_any_objects_get_a_verdict_never_a_crash(changes, order, strict):

@@ -4,10 +4,9 @@ every diagnostic, summary and status is the same with it and without it
 (cursor.FULL_CHECKS).  The property runs a few dozen examples here; 'make fuzz' runs
 it at length (tests/fuzz/run.py)."""
 
-import os
 
 import orjson
-from conftest import InProcess
+from conftest import InProcess, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -168,7 +167,7 @@ def cursor_streams(draw):
     return stream.encode()
 
 
-QUICK_EXAMPLES = settings(max_examples=int(os.environ.get("NDAGENT_EXAMPLES", "40")),
+QUICK_EXAMPLES = settings(max_examples=examples(10),
                           deadline=None, suppress_health_check=list(HealthCheck),
                           database=None)
 in_process = InProcess()
