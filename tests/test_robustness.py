@@ -754,7 +754,12 @@ def test_an_input_with_no_newline_stays_under_100_megabytes(verb):
 
 def test_running_out_of_memory_is_one_message_not_a_traceback(tmp_path):
     path = tmp_path / "big.ndjson"
-    path.write_bytes(b'{"type":"assistant","text":"' + b"x" * (300 << 20) + b'"}\n')
+    with open(path, "wb") as file:  # the 300 MB line, written a megabyte at a time
+        file.write(b'{"type":"assistant","text":"')
+        megabyte = b"x" * (1 << 20)
+        for _ in range(300):
+            file.write(megabyte)
+        file.write(b'"}\n')
     done = subprocess.run(["bash", "-c", 'ulimit -v 400000; exec "$0" --max-line 1G "$1"',
                            command("result"), str(path)], capture_output=True, timeout=60)
     assert b"Traceback" not in done.stderr
