@@ -93,7 +93,9 @@ def test_standard_input_of_noise_is_held_only_so_long():
     past feed.HOLD_LINES (checked after each block read) the input is decided as at its
     end (Cursor, for no object)."""
 
-    noise = b"noise\n" * (feed.HOLD_LINES * 20)  # more than one block read
+    # 600 KB: more than one block read (sources.CHUNK_SIZE), and past HOLD_LINES by more
+    # than a block, so that the input is decided before the Codex objects are read.
+    noise = b"noise\n" * (feed.HOLD_LINES * 10)
     done = run("json", "-q", input=noise + CODEX.read_bytes())
     # Read as Cursor's, the Codex objects after the noise are another agent's: no run.
     assert done.returncode == 1

@@ -562,14 +562,15 @@ def test_the_reader_keeps_no_arguments_of_open_calls():
     import tracemalloc
 
     line = use("read_file", "read_file-1-0", file_path="a", big=[{}] * 6000)
-    # 60 such calls are 30 MB decoded: what passes through is some 1 MB at once.
+    # 32 such calls are 16 MB decoded, four times the bound: what passes through is some
+    # 1 MB at once.
     for needs in ({"native"}, {"text", "ends"}, {"tools", "ends"}, None):
         needs = None if needs is None else frozenset(needs)
         reader = gemini.Reader("t", needs=needs)
         reader.event(Event("t", 1, init()))
         tracemalloc.start()
         try:
-            for number in range(2, 60):
+            for number in range(2, 34):
                 line["tool_id"] = f"read_file-1-{number:x}"
                 reader.event(Event("t", number, orjson.loads(orjson.dumps(line))))
             peak = tracemalloc.get_traced_memory()[1]
