@@ -88,8 +88,8 @@ class MarkdownCommand(TranscriptCommand):
     def run_fields(self, module, start, end, pieces):
         rows = ["| Field | Value |", "|---|---|"]
         for name, value, is_code in header_fields(start, end, pieces, module.title):
-            cell = code(value) if is_code else text_cell(value)
-            rows.append(f"| {name} | {cell.replace('|', chr(92) + '|')} |")
+            cell = code(value).replace("|", "\\|") if is_code else text_cell(value)
+            rows.append(f"| {name} | {cell} |")
         return "\n".join(rows) + "\n\n"
 
     def prompts(self, texts):
@@ -205,9 +205,10 @@ def text_cell(value):
 
 
 _OPENING = re.compile(r" {0,3}(`{3,}|~{3,})")
-# A line that may be a table's delimiter row (GFM), in a list item or a quote too:
-# hyphens, colons, pipes, spaces, and what marks a container.
-_DELIMITER_ROW = re.compile(r"[ \t>*+0-9.)|:-]*-[ \t>*+0-9.)|:-]*")
+# A line that may be a table's delimiter row (GFM), in a list item or a quote too: cells
+# of hyphens, each maybe between colons, parted by pipes, after what marks a container.
+_DELIMITER_ROW = re.compile(r"(?:[ \t]*(?:>|[-+*][ \t]|[0-9]{1,9}[.)][ \t]))*[ \t]*\|?"
+                            r"[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 
 
 def prose(text):
@@ -215,7 +216,9 @@ def prose(text):
     fenced block opened by a line of at most 3 spaces of indentation is copied as it is
     and closed if left open; any other line goes through ``_inline``, or cell by cell
     where a table may stand (from a line followed by what may be a delimiter row, to a
-    blank line), since a table's cells are parted before a code span is looked for.
+    blank line or a fence), since a table's cells are parted before a code span is
+    looked for.  A fence line followed by a delimiter row is a table's header to some
+    readers: it opens no fence.
 
     A fence indented by 1-3 spaces may stand in a list item, which a less indented line
     ends, and the fence with it; or at the top, where that line is code.  A line that one
@@ -236,21 +239,30 @@ def prose(text):
                 continue
             out.append(" " * indent + run)
             fence_open = None
-        if not line.strip(" \t"):
-            table = False
-        elif not table and number + 1 < len(lines):
-            table = _begins_table(line, lines[number + 1])
+        header = number + 1 < len(lines) and _begins_table(line, lines[number + 1])
+        table = bool(line.strip(" \t")) and (table or header)
         opening = _OPENING.match(line)
-        if opening and not table and not (opening[1][0] == "`"
-                                          and "`" in line[opening.end():]):
+        if opening and not header and not (opening[1][0] == "`"
+                                           and "`" in line[opening.end():]):
             fence_open = (opening.start(1), opening[1])
+            table = False
             out.append(line)
             continue
-        out.append("|".join(map(_inline, line.split("|"))) if table else _inline(line))
+        out.append(_cells(line) if table else _inline(line)[0])
     if fence_open is not None:
         indent, run = fence_open
         out.append(" " * indent + run)
     return "\n".join(out) + "\n"
+
+
+def _cells(line):
+    """A line that may be a table's row, cell by cell: a web address's word goes on
+    past a ``|`` where the line is no row after all."""
+    cells, in_address = [], False
+    for cell in line.split("|"):
+        text, in_address = _inline(cell, in_address)
+        cells.append(text)
+    return "|".join(cells)
 
 
 def _begins_table(line, following):
@@ -284,30 +296,31 @@ def _in_fence(line, indent, run):
 
 
 # What _inline acts on; the text between is copied as it is.
-_ACTIVE = re.compile(r"[\\`<~\]]")
+_ACTIVE = re.compile(r"[\\`<~]|\](?=[(\[:])")
 # What a backslash escapes that _inline keeps escaped.
 _KEPT_ESCAPES = frozenset("`~]\\")
 
 
-def _inline(line):
-    """One line (or table cell) outside a fence: a backtick run is a code span's,
-    copied as it is, where a run of the same length closes it and no web address
-    before it in the same word could take it in (GitHub's bare links run over
-    backticks and backslashes), else escaped; so is a run of three tildes or more, and
-    every ``]`` (no link, image or link definition can form, and so none that looks
-    like ndagent's own text); a ``<`` that could open a tag or an autolink is
-    ``&lt;``, even after a backslash, which such a link would take in too."""
+def _inline(line, in_address=False):
+    """One line (or table cell) outside a fence, escaped, and whether it ends in a word
+    that holds a web address (``in_address``: whether it begins in one).  A backtick
+    run is a code span's, copied as it is, where a run of the same length closes it and
+    no web address before it in the same word could take it in (GitHub's bare links run
+    over backticks and backslashes), else escaped; so is a run of three tildes or more, and
+    a ``]`` before ``(``, ``[`` or ``:`` (no link, image or link definition can form,
+    and so none that looks like ndagent's own text; a task list's ``[ ]`` stays); every
+    ``<`` is ``&lt;`` (a tag, an autolink, an email address's, which may begin with a
+    backtick), even after a backslash, which a bare link would take in."""
     out = []
     index, size = 0, len(line)
     closers = _closers(line) if "`" in line else None
-    in_address = False  # whether the word in hand holds a web address
     while True:
         found = _ACTIVE.search(line, index)
         stretch_end = size if found is None else found.start()
         in_address = _address_word(line, index, stretch_end, in_address)
         out.append(line[index:stretch_end])
         if found is None:
-            return "".join(out)
+            return "".join(out), in_address
         at, char = stretch_end, line[stretch_end]
         if char == "\\":
             follows = line[at + 1:at + 2]
@@ -339,9 +352,7 @@ def _inline(line):
             out.append("\\]")
             index = at + 1
         else:
-            follows = line[at + 1:at + 2]
-            out.append("&lt;" if follows and (follows.isascii() and follows.isalpha()
-                                              or follows in "/!?") else "<")
+            out.append("&lt;")
             index = at + 1
 
 

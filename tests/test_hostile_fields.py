@@ -17,11 +17,12 @@ GOLDEN = Path(__file__).parent / "golden"
 # large for an integer once multiplied.
 VALUES = (None, True, "", [], {}, -1, -1.5, 2**70, 10**400, 1e308, "x" * 70_000)
 
-VERBS = (("json",), ("result",), ("result", "--last"), ("text", "-v"), ("tools",),
+VERBS = (("json",), ("result",), ("result", "--last"), ("result", "--from-result"),
+         ("text", "-v"), ("text", "--final"), ("tools",),
          ("tools", "--format", "tsv"), ("validate",), ("validate", "--format", "github"),
          ("validate", "--format", "junit"), ("stats",), ("stats", "--by", "run"),
          ("stats", "--format", "markdown", "--by", "run"), ("stats", "--format", "junit"),
-         ("markdown",), ("html",), ("otel",), ("atif",))
+         ("markdown",), ("markdown", "--prose", "literal"), ("html",), ("otel",), ("atif",))
 
 
 def _members(value, keys=()):

@@ -197,7 +197,8 @@ PROSE_LINES = st.lists(st.tuples(
         ["```", "````", "~~~", "~~~~", "```py", "<script>x</script>", "<b>", "text", "`a` <i>",
          "", "- item", "```` ", "\t```", "\\~~~", "~~x~~", "<!-- c", "]]>", "```x```", "|",
          "-|-", ":-", "--|--", "`", "``", "<img src=x>", "[x](", ")", "](", "]: http://e.x",
-         "[y]", "http://e.x/", "www.e.x", "\\", "\\<i>", " ", "&lt;", "![i](x)", "<http://e.x>"]),
+         "[y]", "http://e.x/", "www.e.x", "\\", "\\<i>", " ", "&lt;", "![i](x)", "<http://e.x>",
+         "<`@e.co>", "<1@x.co>", "<_a@b.c>", "[ ] ", "[!NOTE]", "10:30 - 11:00", "[z]:"]),
         max_size=4).map("".join)), max_size=12).map(
     lambda lines: "\n".join(lead + body for lead, body in lines))
 # What the transcript writes after an agent's prose: it must stay a table of its own.
@@ -223,6 +224,16 @@ def test_what_github_s_bare_links_would_take_in_is_escaped():
     assert prose("`<b>` http://e.x") == "`<b>` http://e.x\n"  # a code span before one
     assert text_cell("2.0 see www.e.x/login or https://e.x") == \
         "2.0 see www\\.e.x/login or https\\://e.x"
+
+
+def test_ordinary_markdown_keeps_its_blocks():
+    after_table = "| a | b |\n|---|---|\n| 1 | 2 |\n```sh\necho <i>\n```"
+    assert [token.type for token in tokens(prose(after_table))].count("fence") == 1
+    assert prose("x\n10:30 - 11:00 `a|<b>`") == "x\n10:30 - 11:00 `a|<b>`\n"  # no table
+    assert prose("- [ ] todo\n- [x] done") == "- [ ] todo\n- [x] done\n"
+    # an email autolink may begin with a backtick: it would take in the code span
+    assert [token.type for token in tokens(prose("See <`@e.co><img src=x>` now."))
+            if token.type in ("link_open", "html_inline")] == []
 
 
 def test_no_link_definition_can_take_the_cut_s_marker():
