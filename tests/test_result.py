@@ -59,6 +59,7 @@ def test_a_failed_run_s_result_text_is_its_failure_not_its_answer(call, write):
                                 failed)
     for option in ("--from-result", "--last"):  # known at the end: nothing, as elsewhere
         assert call(main, option, path) == (1, b"", failed)
+        assert call(main, "-z", option, path) == (1, b"", failed)  # not even a NUL
 
 
 def test_a_run_without_result_prints_its_text_then_fails(call, write):

@@ -185,9 +185,9 @@ class Format:
     def answer(self, end):
         """The answer of a run at its end (a model RunEnd), as the agent's own json mode
         gives it ("" where it gave none), or None for a run that has none: a failed
-        run has one only where the answer is live (its text is the answer whatever
-        came of the run)."""
-        if not (end.ok or end.cutoff or self.live_answer
+        run has one only where the answer is live and its end gives it (its text is the
+        answer whatever came of the run)."""
+        if not (end.ok or end.cutoff or (self.live_answer and end.answer.__class__ is str)
                 or end.outcome in ("interrupted", "open")):
             return None
         return end.answer if end.answer.__class__ is str else ""
