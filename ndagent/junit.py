@@ -7,7 +7,8 @@ element and attribute it requires, in its order) and the lenient Jenkins one."""
 import time
 
 from ndagent import __version__
-from ndagent.markup import bounded_field, cut, xml_attribute, xml_text
+from ndagent.markup import FIELD_LIMIT, cut, xml_attribute, xml_text
+from ndagent.terminal import shortened
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n'
 TAIL = "</testsuites>\n"
@@ -36,7 +37,7 @@ class Case:
 def case_name(number, line, agent, model):
     """'run N (line L): AGENT MODEL': unique in its FILE (GitLab keeps one case of a
     name), and what a reader of the report looks for."""
-    return f"run {number} (line {line}): {agent} {bounded_field(model) if model else '-'}"
+    return f"run {number} (line {line}): {agent} {shortened(model, FIELD_LIMIT) if model else '-'}"
 
 
 def lines_text(lines, more):

@@ -10,7 +10,7 @@ it stands in, nor begin another.
 
 import re
 
-from ndagent.terminal import escape_controls, escape_field
+from ndagent.terminal import escape_controls, escape_field, quote
 
 # GitHub Actions workflow commands ('::error file=F,line=N,title=T::message'): what
 # actions/toolkit's escapeData and escapeProperty replace, in that order, and what the
@@ -70,11 +70,6 @@ _BACKTICKS = re.compile("`+")
 FIELD_LIMIT = 1000
 
 
-def bounded_field(text):
-    """A one-line stream field cut to FIELD_LIMIT characters, "..." after the cut."""
-    return text if len(text) <= FIELD_LIMIT else text[:FIELD_LIMIT] + "..."
-
-
 def table_code(text):
     """A one-line field (a model, a command, FILE:LINE) as a code span in a table cell:
     cut to FIELD_LIMIT characters, fenced by one backtick more than its longest run of
@@ -82,7 +77,7 @@ def table_code(text):
     escaped; '' stays empty."""
     if not text:
         return ""
-    text = escape_field(bounded_field(text))
+    text = quote(text, FIELD_LIMIT)
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text[0] == "`" or text[-1] == "`" else ""

@@ -102,11 +102,14 @@ QUOTE_LIMIT = 60
 
 
 def quote(text, limit=QUOTE_LIMIT):
-    """Stream text for a message: at most ``limit`` characters, then ``...``, written
-    as ``escape_field`` writes it."""
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    return escape_field(text)
+    """Stream text for a message: ``shortened`` to ``limit``, written as
+    ``escape_field`` writes it."""
+    return escape_field(shortened(text, limit))
+
+
+def shortened(text, limit):
+    """``text`` cut to ``limit`` characters, ``...`` after the cut."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # (pattern, replacements) for escape_json, made on first use: only JSON written to a

@@ -20,8 +20,9 @@ from golden.invocations import GOLDEN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ndagent import junit
 from ndagent.formats import get
-from ndagent.markup import workflow_command
+from ndagent.markup import FIELD_LIMIT, table_code, workflow_command
 
 GOLDENS = sorted(GOLDEN.glob("*/*/input.ndjson"))
 RUN = InProcess()
@@ -641,3 +642,9 @@ def test_new_goldens_exist_for_every_case():
                      "otel", "atif"):
             assert (path.parent / f"{name}.status").exists() or not Path(
                 path.parent / "validate.status").exists()
+
+
+def test_a_one_line_field_is_cut_in_a_table_cell_and_a_case_s_name():
+    model = "m" * 100_000
+    assert table_code(model) == f"`{'m' * FIELD_LIMIT}...`"
+    assert junit.case_name(1, 1, "claude", model).endswith(f" {'m' * FIELD_LIMIT}...")
