@@ -5,7 +5,7 @@ import os
 from ndagent import cli
 from ndagent.frame import Command
 from ndagent.model import Answer
-from ndagent.terminal import escape_controls
+from ndagent.terminal import escape_prose
 
 SUMMARY = "reassemble the assistant's full answer"
 
@@ -148,7 +148,7 @@ class ResultCommand(Command):
 
     def print(self, text):
         if self.for_terminal:
-            text = escape_controls(text, keep_lines=True)
+            text = escape_prose(text)
         self.out.write(text.encode("utf-8", "replace"))
 
 

@@ -16,7 +16,7 @@ from ndagent.frame import REGISTRY, Command
 from ndagent.output import Output, write_all
 from ndagent.prices import Prices, PricesError
 from ndagent.supervise import UNITS, Agent, Interrupted
-from ndagent.terminal import escape_controls, quote
+from ndagent.terminal import escape_prose, quote
 
 SUMMARY = "run an agent, show its stream, end it when its run ends or stalls"
 
@@ -544,7 +544,7 @@ class RawOutput(GuardedOutput):
         if self.error is not None:
             return  # the output is broken: the frame says so at its next flush
         if self.decoder is not None:
-            data = escape_controls(self.decoder.decode(data), keep_lines=True).encode()
+            data = escape_prose(self.decoder.decode(data)).encode()
         self.parts.append(data)
         self.size += len(data)
         if self.size > 1 << 20:

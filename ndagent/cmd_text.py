@@ -6,7 +6,7 @@ from ndagent import cli, options
 from ndagent.callfilter import CallFilter, add_call_options
 from ndagent.frame import Command
 from ndagent.model import ACTIONS, OUTCOME_SUFFIXES
-from ndagent.terminal import escape_controls, escape_field
+from ndagent.terminal import escape_field, escape_prose
 
 SUMMARY = "print one line per tool call, as the text output format does"
 
@@ -221,7 +221,7 @@ class TextCommand(Command):
                     else self.format.answer(end))
             self.final_segment.clear()
         if text:
-            text = escape_controls(text, keep_lines=True)
+            text = escape_prose(text)
             if not text.endswith("\n"):
                 text += "\n"
             name = self.file_name(end)

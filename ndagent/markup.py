@@ -10,7 +10,7 @@ it stands in, nor begin another.
 
 import re
 
-from ndagent.terminal import escape_controls, escape_field, quote
+from ndagent.terminal import escape_controls, escape_field, escape_prose, quote
 
 # GitHub Actions workflow commands ('::error file=F,line=N,title=T::message'): what
 # actions/toolkit's escapeData and escapeProperty replace, in that order, and what the
@@ -52,7 +52,7 @@ def _xml_chars(text):
 def xml_text(text):
     """Text for an XML element's content: controls spelt out (lines kept), ``&<>``
     escaped."""
-    return _xml_chars(escape_controls(text, keep_lines=True)).translate(_XML_TEXT)
+    return _xml_chars(escape_prose(text)).translate(_XML_TEXT)
 
 
 def xml_attribute(text):
@@ -124,7 +124,7 @@ def json_prose(text, limit=None):
     text = text.replace("\r\n", "\n")
     if limit:
         text = cut(text, limit)
-    return _surrogates(escape_controls(text, keep_lines=True))
+    return _surrogates(escape_prose(text))
 
 
 def json_value(value, limit=None):

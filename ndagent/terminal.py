@@ -60,15 +60,15 @@ for _code in _ZERO_WIDTH:
     del _KEEP_LINES[_code]
 
 
-def escape_controls(text, keep_lines=False):
-    """``text`` with control and invisible characters spelt out; ``keep_lines`` is for
-    prose (an answer) rather than one-line records: it leaves ``\\n``, ``\\t`` and the
-    zero-width characters alone."""
-    return text.translate(_KEEP_LINES if keep_lines else _ALL)
+def escape_controls(text):
+    """``text`` with control and invisible characters spelt out, for one line."""
+    return text.translate(_ALL)
 
 
 def escape_prose(text):
-    """``escape_controls(text, keep_lines=True)``: for a text that is prose."""
+    """``text`` that is prose (an answer) rather than a one-line record, with control
+    and invisible characters spelt out but ``\\n``, ``\\t`` and the zero-width
+    characters."""
     return text.translate(_KEEP_LINES)
 
 

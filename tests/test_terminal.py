@@ -12,7 +12,14 @@ from conftest import fixture, on_a_terminal, run, run_of, tool_event
 from ndagent.cmd_text import main as text_main
 from ndagent.cmd_tools import main as tools_main
 from ndagent.cmd_validate import main as validate_main
-from ndagent.terminal import QUOTE_LIMIT, escape_controls, escape_field, escape_json, quote
+from ndagent.terminal import (
+    QUOTE_LIMIT,
+    escape_controls,
+    escape_field,
+    escape_json,
+    escape_prose,
+    quote,
+)
 
 # Every character that shows nothing, or reorders what follows, and how it is spelt.
 INVISIBLE = {
@@ -39,9 +46,9 @@ def test_invisible_characters_are_spelt_out(char):
 
 def test_prose_keeps_joiners_and_lines_but_not_hidden_text():
     family = "\U0001f468\u200d\U0001f469\u200d\U0001f467 soft\u00adhyphen\n\tnext"
-    assert escape_controls(family, keep_lines=True) == family
+    assert escape_prose(family) == family
     for char, spelt in HIDDEN_IN_PROSE.items():
-        assert escape_controls(f"a{char}b", keep_lines=True) == f"a{spelt}b"
+        assert escape_prose(f"a{char}b") == f"a{spelt}b"
 
 
 def test_fields_double_backslashes_so_that_escapes_and_characters_differ():
