@@ -331,9 +331,7 @@ def _inline(line, in_address=False):
                 index = at + (2 if follows and follows in _KEPT_ESCAPES else 1)
                 out.append(line[at:index])
         elif char == "`":
-            end = at
-            while end < size and line[end] == "`":
-                end += 1
+            end = _run_end(line, at)
             closer = None if in_address else closers.get(at)
             if closer is None:
                 out.append("\\`" * (end - at))
@@ -343,9 +341,7 @@ def _inline(line, in_address=False):
                 out.append(line[at:closer])
                 index = closer
         elif char == "~":
-            end = at
-            while end < size and line[end] == "~":
-                end += 1
+            end = _run_end(line, at)
             out.append("\\~" * (end - at) if end - at >= 3 else line[at:end])
             index = end
         elif char == "]":
@@ -354,6 +350,14 @@ def _inline(line, in_address=False):
         else:
             out.append("&lt;")
             index = at + 1
+
+
+def _run_end(line, at):
+    """The index after the run of ``line[at]`` that begins at ``at``."""
+    end, char = at + 1, line[at]
+    while end < len(line) and line[end] == char:
+        end += 1
+    return end
 
 
 def _closers(line):

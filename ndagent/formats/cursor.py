@@ -586,8 +586,7 @@ class Reader:
     def _end(self, run, event):
         data = event.data
         self.follows_result = event.line
-        text = data.get("result")
-        text = text if text.__class__ is str else None
+        text = text_or_none(data.get("result"))
         # A failed run's result holds the failure, not an answer: its answer is only the
         # text streamed before it.
         failed = is_failure(data)
