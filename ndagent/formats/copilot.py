@@ -258,7 +258,9 @@ class _Run:
         self.first_model = None  # the first message's
         self.error = None  # the last session.error's message
         self.last_line = start.line
-        self.deltas = {}  # messageId -> the deltas' text, until its whole message
+        # messageId -> the deltas' texts, until its whole message (a list: joined, each
+        # delta would copy all those before it)
+        self.deltas = {}
         self.prompted = False  # whether the main agent's prompt (user.message) was seen
 
 
@@ -422,7 +424,10 @@ class Reader:
         if text.__class__ is not str or not text or not _main(data, body):
             return
         if message.__class__ is str:
-            run.deltas[message] = run.deltas.get(message, "") + text
+            texts = run.deltas.get(message)
+            if texts is None:
+                texts = run.deltas[message] = []
+            texts.append(text)
         if message != run.piece_message:
             run.pieces = []
             run.piece_message = message
@@ -450,7 +455,7 @@ class Reader:
         if streamed is None:
             if text and self.texts:
                 out.append(Text(text, message, event.source, event.line))
-        elif self.checks and streamed != text:
+        elif self.checks and "".join(streamed) != text:
             out.append(note_at(event, "deltas", "the deltas differ from the message's text"))
         run.pieces = []
         if text:
