@@ -60,6 +60,21 @@ for _code in _ZERO_WIDTH:
     del _KEEP_LINES[_code]
 
 
+# The ASCII characters that _CODE and _KEEP_LINES spell out: the C0 controls but tab and
+# newline, and DEL.  An ASCII text without them is left as it is; telling so (in C, on
+# bytes) costs less than the translation, which looks up each character.
+_ASCII_SPELT = bytes((*range(0x09), *range(0x0B, 0x20), 0x7F))
+
+
+def _spells_nothing(text):
+    """Whether ``escape_code`` and ``escape_prose`` leave ``text`` as it is, told
+    quickly for an ASCII text (False: not known)."""
+    if not text.isascii():
+        return False
+    data = text.encode("ascii")
+    return len(data.translate(None, _ASCII_SPELT)) == len(data)
+
+
 def escape_controls(text):
     """``text`` with control and invisible characters spelt out, for one line."""
     return text.translate(_ALL)
@@ -69,14 +84,14 @@ def escape_prose(text):
     """``text`` that is prose (an answer) rather than a one-line record, with control
     and invisible characters spelt out but ``\\n``, ``\\t`` and the zero-width
     characters."""
-    return text.translate(_KEEP_LINES)
+    return text if _spells_nothing(text) else text.translate(_KEEP_LINES)
 
 
 def escape_code(text):
     """``text`` of several lines that is code or a tool's output (a command, a diff, a
     file read), not prose: ``\\n`` and ``\\t`` are left alone, but a zero-width character
     is spelt out, where it could hide a difference in what a reader checks."""
-    return text.translate(_CODE)
+    return text if _spells_nothing(text) else text.translate(_CODE)
 
 
 def escape_field(text):

@@ -7,13 +7,18 @@ import re
 
 import orjson
 import pytest
-from conftest import fixture, on_a_terminal, run, run_of, tool_event
+from conftest import examples, fixture, on_a_terminal, run, run_of, tool_event
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ndagent.cmd_text import main as text_main
 from ndagent.cmd_tools import main as tools_main
 from ndagent.cmd_validate import main as validate_main
 from ndagent.terminal import (
+    _CODE,
+    _KEEP_LINES,
     QUOTE_LIMIT,
+    escape_code,
     escape_controls,
     escape_field,
     escape_json,
@@ -42,6 +47,15 @@ HOSTILE_RAW = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\x8b\xae]|\xf3\xa0")
 @pytest.mark.parametrize("char", INVISIBLE, ids=lambda char: f"U+{ord(char):04X}")
 def test_invisible_characters_are_spelt_out(char):
     assert escape_controls(f"README{char}.md") == f"README{INVISIBLE[char]}.md"
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(st.text(st.characters(max_codepoint=0x7F)) | st.text())
+def test_property_code_and_prose_are_spelt_as_their_tables_spell_them(text):
+    """The quick way out for an ASCII text with no control character leaves exactly
+    what the translation would."""
+    assert escape_code(text) == text.translate(_CODE)
+    assert escape_prose(text) == text.translate(_KEEP_LINES)
 
 
 def test_prose_keeps_joiners_and_lines_but_not_hidden_text():
