@@ -207,8 +207,13 @@ def text_cell(value):
 _OPENING = re.compile(r" {0,3}(`{3,}|~{3,})")
 # A line that may be a table's delimiter row (GFM), in a list item or a quote too: cells
 # of hyphens, each maybe between colons, parted by pipes, after what marks a container.
+# Its blanks are matched one to a run (_BLANKS): the pattern has blanks on both sides of
+# what may be absent, and on a long run of them it would try every way of sharing it out
+# (a line of a few thousand blanks took minutes).  A run of blanks matches wherever one
+# blank does, and the other way round.
 _DELIMITER_ROW = re.compile(r"(?:[ \t]*(?:>|[-+*][ \t]|[0-9]{1,9}[.)][ \t]))*[ \t]*\|?"
                             r"[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+_BLANKS = re.compile(r"[ \t]+")
 
 
 def prose(text):
@@ -269,8 +274,8 @@ def _begins_table(line, following):
     """Whether ``line`` may be a table's header row: ``following`` may be a delimiter
     row (with a pipe or a colon, or after a line with a pipe: a line of hyphens alone
     underlines a heading)."""
-    return _DELIMITER_ROW.fullmatch(following) is not None and (
-        "|" in line or "|" in following or ":" in following)
+    return "-" in following and ("|" in line or "|" in following or ":" in following) \
+        and _DELIMITER_ROW.fullmatch(_BLANKS.sub(" ", following)) is not None
 
 
 # Where a line stands in a fence (_in_fence).

@@ -15,7 +15,7 @@ from conftest import InProcess, command, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndagent.cmd_markdown import fence, prose, text_cell
+from ndagent.cmd_markdown import _BLANKS, _DELIMITER_ROW, fence, prose, text_cell
 from ndagent.terminal import escape_code, escape_prose
 from ndagent.transcript import Bounded
 
@@ -203,6 +203,23 @@ PROSE_LINES = st.lists(st.tuples(
     lambda lines: "\n".join(lead + body for lead, body in lines))
 # What the transcript writes after an agent's prose: it must stay a table of its own.
 TRAILER = "\n| Field | Value |\n|---|---|\n| Outcome | ok |\n"
+
+
+@settings(max_examples=examples(3000), deadline=None)
+@given(st.text(st.sampled_from(" \t-|:>+*1.)x"), max_size=24))
+def test_property_a_delimiter_row_is_told_with_its_blanks_one_to_a_run(line):
+    """Whether a line may be a table's delimiter row is told on the line with each run
+    of blanks made one, which keeps the pattern from trying every way of sharing a long
+    run out among its blanks: it is the same answer."""
+    assert (_DELIMITER_ROW.fullmatch(_BLANKS.sub(" ", line)) is None) == (
+        _DELIMITER_ROW.fullmatch(line) is None)
+
+
+def test_a_line_of_thousands_of_blanks_is_written_as_it_is():
+    """The shape that made the delimiter-row pattern try every sharing of the blanks
+    (minutes for a few kilobytes)."""
+    line = " " * 5000 + "-" + " " * 5000 + "+"
+    assert prose(f"a | b\n{line}") == f"a | b\n{line}\n"
 
 
 @settings(max_examples=examples(60, lambda count: max(count, 300)), deadline=None)
