@@ -22,7 +22,7 @@ THINKING_SEPARATOR = "\n\n"
 
 
 class _Step:
-    __slots__ = ("source", "key", "line", "texts", "thoughts", "calls")
+    __slots__ = ("source", "key", "line", "texts", "thoughts", "calls", "first_end")
 
     def __init__(self, key, line, source="agent"):
         self.source = source  # "agent", or "user" for a prompt
@@ -31,6 +31,13 @@ class _Step:
         self.texts = []
         self.thoughts = []
         self.calls = []
+        self.first_end = None  # the line of the first end of its calls, if one ended
+
+    def add(self, call):
+        self.calls.append(call)
+        end = call.end_line
+        if end is not None and (self.first_end is None or end < self.first_end):
+            self.first_end = end
 
 
 def _arguments(args, limit):
@@ -39,7 +46,7 @@ def _arguments(args, limit):
     return {} if args is None else {"value": json_value(args, limit)}
 
 
-def _steps(items, calls_ended_before):
+def _steps(items):
     """The steps of a stream of items in order: ("prompt", None, text, line), ("text",
     key, text, line), ("thought", key, text, line) and ("call", Call).  A prompt is a
     user step.  Thinking goes to the step of its message key, else to the next step
@@ -75,28 +82,29 @@ def _steps(items, calls_ended_before):
                 last = opened(key, line)
             last.texts.append(text)
         else:
-            _join(item[1], steps, by_key, thinking, calls_ended_before, opened)
+            _join(item[1], steps, by_key, thinking, opened)
     if thinking:
         opened(None, None)
     return steps
 
 
-def _join(call, steps, by_key, thinking, calls_ended_before, opened):
+def _join(call, steps, by_key, thinking, opened):
     """Put ``call`` in its step (``_steps``)."""
     key = call.model_call_id
     step = by_key.get(key) if key is not None else None
     if step is None and key is None and not thinking and steps and (
-            steps[-1].source == "agent") and not any(
-            calls_ended_before(each, call) for each in steps[-1].calls):
+            steps[-1].source == "agent") and not _ended_before(steps[-1], call):
         step = steps[-1]
     if step is None:
         step = opened(key, call.start_line or call.end_line)
-    step.calls.append(call)
+    step.add(call)
 
 
-def _ended_before(earlier, call):
+def _ended_before(step, call):
+    """Whether one of the step's calls ended before ``call`` began (its first end is
+    kept: a test of each call was quadratic on many calls open at once)."""
     began = call.start_line if call.start_line is not None else call.end_line
-    return earlier.end_line is not None and began is not None and earlier.end_line < began
+    return step.first_end is not None and began is not None and step.first_end < began
 
 
 def _items(calls, prompts=(), thinking=(), texts=()):
@@ -243,7 +251,7 @@ def trajectory(run, end, limit=None):
     orphans = [call for parent, calls in children.items() if parent not in subagents
                for call in calls]  # a parent never seen: kept with the main steps
     steps = _steps(_items(sorted(main + orphans, key=_line), run.prompts, run.thinking,
-                          run.texts), _ended_before)
+                          run.texts))
     outcome = "cutoff" if end.cutoff else "ok" if end.ok else "failed"
     failure = None if end.ok or end.cutoff or end.failure is None else json_prose(
         str(end.failure))
@@ -291,7 +299,7 @@ def _line(call):
 
 
 def _subagent(parent, calls, timeline, agent, limit):
-    steps = _steps(_items(calls), _ended_before)
+    steps = _steps(_items(calls))
     return {"schema_version": SCHEMA_VERSION, "trajectory_id": json_field(str(parent)),
             "agent": agent,
             "steps": [_step_json(number, step, timeline, None, limit, set())

@@ -415,6 +415,32 @@ def test_a_call_with_no_message_key_joins_the_message_that_asked_for_it():
     assert ["tool_calls" in step for step in codex["steps"]] == [True, True, False]
 
 
+def test_calls_open_at_once_share_their_step_and_a_call_after_an_end_does_not():
+    """Parallel calls (each begun before any ended) are one model turn; a call begun
+    after one of them ended is the next.  Told from the step's first end, at once for
+    each call (a look at each earlier call was quadratic: 6 000 calls open at once
+    took seconds)."""
+    events = [{"type": "init", "timestamp": "2026-06-12T21:33:21.000Z", "session_id": "s",
+               "model": "m"},
+              {"type": "message", "role": "user", "content": "go",
+               "timestamp": "2026-06-12T21:33:21.000Z"}]
+    calls = 6_000
+    for kind in ("tool_use", "tool_result"):
+        events += [{"type": kind, "timestamp": "2026-06-12T21:33:21.000Z",
+                    "tool_name": "read_file", "tool_id": f"t{index}", "status": "success",
+                    "parameters": {"file_path": "a"}, "output": "x"}
+                   for index in range(calls)]
+    events.append({"type": "tool_use", "timestamp": "2026-06-12T21:33:22.000Z",
+                   "tool_name": "read_file", "tool_id": "late", "parameters": {}})
+    events.append({"type": "result", "status": "success", "stats": {},
+                   "timestamp": "2026-06-12T21:33:23.000Z"})
+    stream = b"".join(json.dumps(event).encode() + b"\n" for event in events)
+    _, out, _ = RUN("atif", stream)
+    (trajectory,) = [json.loads(line) for line in out.splitlines()]
+    assert [len(step.get("tool_calls", ())) for step in trajectory["steps"]] == [
+        0, calls, 1]
+
+
 def test_thinking_left_at_the_runs_end_is_a_step_of_its_own():
     stream = (b'{"type":"thread.started","thread_id":"t1"}\n{"type":"turn.started"}\n'
               b'{"type":"item.completed","item":{"id":"item_0","type":"reasoning",'
