@@ -16,6 +16,7 @@ from sys import getsizeof
 from ndagent.formats.base import Format, first_string, note_at, text_or_none
 from ndagent.model import (
     READER_CALL_BYTES,
+    Answer,
     Kept,
     Prompt,
     RunEnd,
@@ -42,6 +43,9 @@ _STARTS = (*_SESSION_STARTS, "session.info", WARNING, TOOLS_UPDATED,
            "session.mcp_server_status_changed", "session.mcp_servers_loaded",
            "session.skills_loaded", "session.custom_agents_updated", USER)
 _STARTS_SET = frozenset(_STARTS)
+# The messages whose deltas came and whose whole message is awaited, kept at most: real
+# streams have one at a time.
+MAX_STREAMED = 4096
 
 CHECKS = {
     "envelope": ("warning", "an event lacks its id, ISO timestamp or data object"),
@@ -258,8 +262,8 @@ class _Run:
         self.first_model = None  # the first message's
         self.error = None  # the last session.error's message
         self.last_line = start.line
-        # messageId -> the deltas' texts, until its whole message (a list: joined, each
-        # delta would copy all those before it)
+        # messageId -> a digest of its deltas' text (checks: else None), until its whole
+        # message; at most MAX_STREAMED messages, the oldest let go
         self.deltas = {}
         self.prompted = False  # whether the main agent's prompt (user.message) was seen
 
@@ -424,10 +428,13 @@ class Reader:
         if text.__class__ is not str or not text or not _main(data, body):
             return
         if message.__class__ is str:
-            texts = run.deltas.get(message)
-            if texts is None:
-                texts = run.deltas[message] = []
-            texts.append(text)
+            deltas = run.deltas
+            if message not in deltas:
+                deltas[message] = Answer() if self.checks else None
+                if len(deltas) > MAX_STREAMED:
+                    del deltas[next(iter(deltas))]
+            if self.checks:
+                deltas[message].add(text)
         if message != run.piece_message:
             run.pieces = []
             run.piece_message = message
@@ -451,11 +458,12 @@ class Reader:
         text = body.get("content")
         if text.__class__ is not str:
             return
-        streamed = run.deltas.pop(message, None) if message.__class__ is str else None
-        if streamed is None:
+        streamed = message.__class__ is str and message in run.deltas
+        digest = run.deltas.pop(message) if streamed else None
+        if not streamed:
             if text and self.texts:
                 out.append(Text(text, message, event.source, event.line))
-        elif self.checks and "".join(streamed) != text:
+        elif self.checks and not digest.matches(text):
             out.append(note_at(event, "deltas", "the deltas differ from the message's text"))
         run.pieces = []
         if text:
