@@ -8,7 +8,7 @@ the shapes Copilot prints; no real capture could be shared.
 
 import orjson
 import pytest
-from conftest import model_events
+from conftest import InProcess, model_events
 
 from ndagent.formats import copilot
 from ndagent.model import Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
@@ -277,3 +277,17 @@ def test_a_parent_id_names_an_earlier_event():
              if note.check == "parent"]
     assert found == [("parent", 3, "the event's parentId is its own id"),
                      ("parent", 4, 'event "e3" comes after line 2, whose parentId names it')]
+
+
+def test_a_transcript_takes_a_message_from_its_whole_line_and_one_cut_off_from_its_deltas():
+    """The transcripts (the need "whole_text") pass the deltas over undecoded: a message's
+    text is its whole line's, and the deltas are read only where no whole message
+    follows them."""
+    stream = (Stream().add("user.message", content="Go")
+              .message("m1", "Whole text.", "Delta ", "text.")
+              .add("assistant.message_delta", messageId="m2", deltaContent="Cut ")
+              .add("assistant.message_delta", messageId="m2", deltaContent="short"))
+    status, out, _ = InProcess()("markdown", stream.bytes())
+    assert status == 1
+    assert b"Whole text." in out and b"Delta text." not in out
+    assert b"Cut short" in out

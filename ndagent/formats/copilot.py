@@ -13,7 +13,7 @@ premium requests and time.
 
 from sys import getsizeof
 
-from ndagent.formats.base import Format, first_string, note_at, text_or_none
+from ndagent.formats.base import Format, Holding, first_string, note_at, text_or_none
 from ndagent.model import (
     READER_CALL_BYTES,
     Answer,
@@ -131,9 +131,11 @@ def markers(needs):
     """The lines that matter for ``needs``: the result, the events a run begins with
     and errors always; messages (the answer, the model, the message that requested each
     call) and usage but for the calls' ends and the native object alone; deltas for
-    text; the tool events and subagent starts for calls."""
+    text, but under "whole_text"; the tool events and subagent starts for calls."""
     found = list(_ALWAYS if needs <= _NO_MESSAGES else _ALWAYS + _MESSAGES)
     for need in sorted(needs):
+        if need == "text" and "whole_text" in needs:
+            continue  # the whole messages repeat the deltas: they are held (Reader)
         for marker in _MARKERS[need]:
             if marker not in found:
                 found.append(marker)
@@ -223,6 +225,15 @@ def _extra(usage):
     return None if requests is None else {"premium_requests": requests}
 
 
+def _whole_text(event):
+    """Whether an ``assistant.message`` event is the main agent's, with text."""
+    body = event.get("data")
+    if body.__class__ is not dict or not _main(event, body):
+        return False
+    text = body.get("content")
+    return text.__class__ is str and text != ""
+
+
 def _main(event, data):
     """Whether an event is the main agent's: no ``agentId``, no ``parentToolCallId``."""
     return event.get("agentId") is None and data.get("parentToolCallId") is None
@@ -268,7 +279,7 @@ class _Run:
         self.prompted = False  # whether the main agent's prompt (user.message) was seen
 
 
-class Reader:
+class Reader(Holding):
     """Turns one input's decoded items into model events (``ndagent.formats``)."""
 
     def __init__(self, source, checks=False, needs=None):
@@ -301,6 +312,10 @@ class Reader:
             TOOLS_UPDATED: self._tools_updated,
             USER: self._user,
         }
+        # Under "whole_text", the lines passed over (the deltas) are held (``Holding``).
+        if needs is not None and "whole_text" in needs and not checks:
+            self.event, self.skipped, self.finish = (self._holding, self._holding_skipped,
+                                                     self.finish_holding)
 
     def event(self, event):
         data = event.data
@@ -369,6 +384,26 @@ class Reader:
         if self.run is None:
             self._begin(item, out)
         self.run.last_line = item.line
+        return out
+
+    # Under "whole_text": a main-agent message's text comes from its whole line, and the
+    # lines passed over before it (its deltas, which it repeats, and lines that make
+    # nothing) are dropped; before any other line, they are read first, as if none had
+    # been held (a run cut off in the middle of a message: its deltas are its text).
+
+    def _holding(self, event):
+        if self.held:
+            if event.type == MESSAGE and _whole_text(event.data):
+                self.drop()
+            else:
+                self.release()
+        return self.read_now(event)
+
+    def _holding_skipped(self, item):
+        out = []
+        if self.run is None:
+            self._begin(item, out)
+        self.hold(item)
         return out
 
     def finish(self):
