@@ -382,3 +382,48 @@ def test_the_session_run_object_is_made_only_for_a_verb_that_prints_it(needs):
     assert ends
     printed = needs is None or "native" in needs
     assert all((end.native is not None) == printed for end in ends)
+
+
+def test_a_long_turn_s_answer_is_joined_once(call, write):
+    """A Cursor turn of many assistant rows, and a Claude Code message of many text
+    lines: the answer is joined at the run's end (joined at each text, 20 000 rows took
+    half a minute)."""
+    rows = [{"role": "user", "message": {"content": [
+        {"type": "text", "text": "<user_query>\ngo\n</user_query>"}]}}]
+    rows += [{"role": "assistant", "message": {"content": [{"type": "text", "text": f"r{n}"}]}}
+             for n in range(20_000)]
+    rows.append({"type": "turn_ended", "status": "success"})
+    path = write(b"".join(orjson.dumps(row) + b"\n" for row in rows), "cursor.jsonl")
+    (run,), status, _ = runs(call, path)
+    assert status == 0 and run["agent"] == "cursor"
+    assert run["answer"] == "\n\n".join(f"r{n}" for n in range(20_000))
+    head = {"sessionId": "s1", "cwd": "/p", "version": "2.1.39", "isSidechain": False,
+            "userType": "external", "timestamp": "2026-03-04T08:00:00.000Z"}
+    lines = [{**head, "parentUuid": None, "type": "user", "uuid": "u0",
+              "message": {"role": "user", "content": "go"}}]
+    lines += [{**head, "parentUuid": f"u{n}", "type": "assistant", "uuid": f"u{n + 1}",
+               "message": {"id": "msg_1", "role": "assistant", "model": "m",
+                           "content": [{"type": "text", "text": f"t{n}"}],
+                           "stop_reason": "end_turn" if n == 19_999 else None}}
+              for n in range(20_000)]
+    path = write(b"".join(orjson.dumps(line) + b"\n" for line in lines), "claude.jsonl")
+    (run,), status, _ = runs(call, path)
+    assert run["agent"] == "claude" and run["answer"] == "".join(
+        f"t{n}" for n in range(20_000))
+
+
+@pytest.mark.parametrize("text, prompt", [
+    ("<user_query>\n  fix it \n</user_query>", "fix it"),
+    ("before <user_query>a</user_query> <user_query>b</user_query>", "a"),
+    ("<user_query>" + " " * 50_000 + "x", "<user_query>" + " " * 50_000 + "x"),
+    (" <user_query> </user_query>", ""),
+])
+def test_a_cursor_prompt_is_its_first_user_query(call, write, text, prompt):
+    """What the first <user_query> holds, blanks stripped; the whole text where none
+    closes (found with plain searches: a lazy pattern took seconds on a long run of
+    blanks with no closing tag)."""
+    rows = [{"role": "user", "message": {"content": [{"type": "text", "text": text}]}},
+            {"type": "turn_ended", "status": "success"}]
+    path = write(b"".join(orjson.dumps(row) + b"\n" for row in rows), "cursor.jsonl")
+    (run,), _, _ = runs(call, path)
+    assert run["prompt"] == prompt.strip()

@@ -179,6 +179,18 @@ def string(value):
     return value if value.__class__ is str else None
 
 
+def between(text, opening, closing):
+    """What ``text`` holds between its first ``opening`` tag and the first ``closing``
+    one after it, or None when there is none.  (A lazy regular expression costs time in
+    the square of the text, or worse, on many openings or blanks with no closing.)"""
+    start = text.find(opening)
+    if start < 0:
+        return None
+    start += len(opening)
+    end = text.find(closing, start)
+    return None if end < 0 else text[start:end]
+
+
 def number(value):
     """A token count or a cost: a number that is not a bool, else None."""
     return value if value.__class__ is int or value.__class__ is float else None

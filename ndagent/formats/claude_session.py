@@ -8,10 +8,9 @@ the file records no outcome, which is inferred: failed, interrupted, ok (the tur
 ``turn_duration``, the Stop hook's summary, a later prompt, ``end_turn``) or open."""
 
 import os
-import re
 
 from ndagent.formats._claude_calls import kind_of, outcome_of, target_of
-from ndagent.formats._session import SessionReader, number, store_folder, string
+from ndagent.formats._session import SessionReader, between, number, store_folder, string
 from ndagent.formats.base import Format
 from ndagent.model import Note, Text, ToolEnd, ToolStart, epoch_ms
 
@@ -44,9 +43,6 @@ _NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<session-st
                 "<tick>", "<goal>", "[Request interrupted by user")
 _INTERRUPTED = "[Request interrupted by user"
 _WHOLE_BLOCKS = ("ide_opened_file", "ide_selection")
-# Patterns compiled when first used (re's own cache), not at every start-up.
-_COMMAND = r"<command-name>(.*?)</command-name>"
-_ARGUMENTS = r"<command-args>(.*?)</command-args>"
 _SYNTHETIC = "<synthetic>"
 # How many uuids validate keeps to check parentUuid against.
 MAX_UUIDS = 1 << 20
@@ -94,11 +90,10 @@ def prompt_of(data):
     text = text_of(content).strip()
     if not text:
         return None
-    command = re.search(_COMMAND, text, re.S)
+    command = between(text, "<command-name>", "</command-name>")
     if command is not None:
-        arguments = re.search(_ARGUMENTS, text, re.S)
-        arguments = arguments[1].strip() if arguments is not None else ""
-        return f"{command[1].strip()} {arguments}".rstrip()
+        arguments = between(text, "<command-args>", "</command-args>") or ""
+        return f"{command.strip()} {arguments.strip()}".rstrip()
     if text.startswith(_NOT_PROMPTS):
         return None
     for tag in _WHOLE_BLOCKS:
@@ -242,7 +237,6 @@ class Reader(SessionReader):
             if message_id != self.message or message_id is None:
                 self.message, self.answer_parts = message_id, []
             self.answer_parts.append(text)
-            run.answer = "".join(self.answer_parts)
             out.append(Text(text, message_id, item.source, item.line))
         self._calls(item, content, message_id, timestamp, None, out)
 
@@ -318,8 +312,11 @@ class Reader(SessionReader):
             outcome = "ok"
         else:
             outcome = "open"
+        # The answer is joined here, once: joined at each text, a message of many lines
+        # took time in the square of their number.
+        answer = "".join(self.answer_parts) if self.answer_parts else None
         self.message, self.answer_parts = None, []
-        self.end(outcome, out, failure=run.failure)
+        self.end(outcome, out, failure=run.failure, answer=answer)
 
     def finish(self):
         out = []

@@ -7,9 +7,8 @@ Rows ``{role, message: {content: [...]}}`` with no type, id, time or usage, and 
 a call whose outcome is not recorded (``unknown``)."""
 
 import os
-import re
 
-from ndagent.formats._session import SessionReader, store_folder, string
+from ndagent.formats._session import SessionReader, between, store_folder, string
 from ndagent.formats.base import Format, first_string
 from ndagent.model import Note, Text, ToolEnd, ToolStart
 
@@ -30,8 +29,6 @@ _KINDS = {"Read": "read", "Write": "write", "StrReplace": "edit", "Delete": "del
           "CallMcpTool": "mcp"}
 _TARGET_KEYS = ("path", "command", "pattern", "glob_pattern", "search_term", "url")
 _REDACTED = "[REDACTED]"
-# Patterns compiled when first used (re's own cache), not at every start-up.
-_QUERY = r"<user_query>\s*(.*?)\s*</user_query>"
 
 
 def may_decide(kind):
@@ -75,8 +72,8 @@ def _texts(message):
 
 def prompt_of(message):
     text = "\n".join(_texts(message))
-    query = re.search(_QUERY, text, re.S)
-    return query[1] if query is not None else text.strip()
+    query = between(text, "<user_query>", "</user_query>")
+    return (text if query is None else query).strip()
 
 
 def without_thinking(text):
@@ -132,7 +129,6 @@ class Reader(SessionReader):
             text = without_thinking(text)
             if text.strip():
                 self.answer.append(text)
-                run.answer = "\n\n".join(self.answer)
                 out.append(Text(text, str(item.line), item.source, item.line))
         content = message.get("content")
         if content.__class__ is not list:
@@ -152,8 +148,11 @@ class Reader(SessionReader):
             self.call_ended(run, ToolEnd(**fields, outcome="unknown"), out)
 
     def _end(self, out, outcome, failure=None):
+        # The answer is joined here, once (at each text, a long turn took time in the
+        # square of its rows).
+        answer = "\n\n".join(self.answer) if self.answer else None
         self.answer = []
-        self.end(outcome, out, failure=failure)
+        self.end(outcome, out, failure=failure, answer=answer)
 
     def finish(self):
         out = []
