@@ -86,7 +86,10 @@ ccusage: $(CCUSAGE)  ## ccusage, for tests/test_ccusage.py and the bench's sessi
 $(CCUSAGE):
 	npm install --prefix .ccusage --no-audit --no-fund --silent ccusage@$(CCUSAGE_VERSION)
 
-fuzz: $(STAMP)  ## the property tests at length: 25 000 examples each, a property per core at once
+# The tests marked at_length first, at their full sizes (memory bounds among them, too
+# long for 'make test', which runs a smaller one beside each).
+fuzz: $(STAMP)  ## the property tests at length (25 000 examples each, a property per core at once), and the tests at full size
+	NDAGENT_EXAMPLES=2500 $(BIN)/python -m pytest -q -n $(CORES) -m at_length
 	$(BIN)/python tests/fuzz/run.py --examples 25000 --round 2500 --jobs $(CORES)
 
 lint: $(STAMP)

@@ -37,6 +37,28 @@ def examples(quick, at_length=None):
     return at_length(int(value)) if callable(at_length) else at_length
 
 
+AT_LENGTH = "NDAGENT_EXAMPLES" in os.environ
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "at_length: a test whose input is larger under "
+                            "'make fuzz' (NDAGENT_EXAMPLES set), which runs these tests")
+
+
+def at_length(quick, full):
+    """A test's input size: ``quick`` in 'make test', ``full`` in a run at length
+    ('make fuzz', NDAGENT_EXAMPLES set), where the tests marked at_length run."""
+    return full if AT_LENGTH else quick
+
+
+def full_size(test):
+    """Mark a test too long for 'make test' (a memory bound that needs its full size):
+    'make fuzz' runs it, and 'make test' says it skips it; a quicker test beside it keeps
+    the proof there."""
+    return pytest.mark.at_length(pytest.mark.skipif(
+        not AT_LENGTH, reason="full size: 'make fuzz' runs it")(test))
+
+
 def fixture(name):
     return FIXTURES / name
 

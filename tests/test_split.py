@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import InProcess, examples, with_parts
+from conftest import InProcess, examples, full_size, with_parts
 from golden_streams import respelt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -508,18 +508,71 @@ def test_a_run_whose_messages_were_counted_before_is_priced_as_they_were(by, tmp
     assert one[1].count(b"no run priced") == (2 if by else 1)  # its model is not priced
 
 
+def _noisy_file(path, size):
+    """A FILE of about ``size`` bytes whose every line is a finding (a line that is no
+    JSON) but for a run's three lines every 2000: validate prints about three times its
+    size."""
+    init, *rest = _stream(1).splitlines(keepends=True)
+    noise = b"ActionRequiredError: You've hit your usage limit\n" * 2000
+    with open(path, "wb") as file:
+        while file.tell() < size:
+            file.write(init + noise + b"".join(rest))
+
+
+def test_what_the_later_parts_print_is_held_up_to_a_bound(tmp_path, monkeypatch):
+    """What this process holds of the later parts' output, while it writes the first
+    part's, stays within engine.HELD (and a few reads of a pipe), however much they
+    print: a FILE that prints three megabytes, read in two parts with HELD at 64 KiB and
+    pipes read 4 KiB at a time, so that the bound is passed many times over.  The
+    parts' run is traced (tracemalloc: this process's allocations, not its children's);
+    the real command's peak on a FILE past SPLIT_FROM runs in 'make fuzz' (the test
+    below)."""
+    import tracemalloc
+
+    path = tmp_path / "noisy.ndjson"
+    _noisy_file(path, 1 << 20)
+    one = in_process("validate", b"", "-j", "1", path)
+    monkeypatch.setattr(engine, "HELD", 64 << 10)
+    monkeypatch.setattr(engine, "PIPE_BUFFER", 4 << 10)
+    run, start, peaks = engine.run, engine._start, []
+
+    def traced(*arguments, **options):
+        tracemalloc.start()
+        try:
+            return run(*arguments, **options)
+        finally:
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+
+    def untraced(work):  # in a child (not here), which tracing would only slow
+        def child_work(share, out, here):
+            if not here:
+                tracemalloc.stop()
+            return work(share, out, here)
+
+        return child_work
+
+    monkeypatch.setattr(engine, "run", traced)
+    monkeypatch.setattr(engine, "_start", lambda work, *rest: start(untraced(work), *rest))
+    with parts_from(0, 64 << 10, cores=2):
+        parts = in_process("validate", b"", "-j", "2", path)
+    assert len(parts_from.made) == 1 and len(parts_from.made[0]) == 2
+    assert parts == one and one[0] == 1 and len(one[1]) > 3 << 20
+    # Held without a bound, the second part's output (half of it) would be traced.
+    assert peaks and max(peaks) < 2 << 20, f"peak {max(peaks) >> 10} KiB traced"
+
+
+@full_size
 def test_a_large_file_s_parts_keep_memory_bounded_however_much_they_print(tmp_path):
     """A FILE whose every line is a finding (a line that is no JSON) prints about three
     times its size: the parts' children send it as they go, and what this process holds
-    of the later parts' is bounded (PARTS_HELD), so no process holds it all."""
+    of the later parts' is bounded (PARTS_HELD), so no process holds it all.  The real
+    command on a FILE past SPLIT_FROM, some 60 MB printed: 'make fuzz' runs it (some ten
+    seconds of two cores); the bound itself is checked in 'make test' by the test above."""
     from conftest import command, peak_rss
 
-    init, *rest = _stream(1).splitlines(keepends=True)
-    noise = b"ActionRequiredError: You've hit your usage limit\n" * 2000
     path = tmp_path / "noisy.ndjson"
-    with open(path, "wb") as file:
-        while file.tell() < inputs.SPLIT_FROM + (4 << 20):
-            file.write(init + noise + b"".join(rest))
+    _noisy_file(path, inputs.SPLIT_FROM + (4 << 20))
     with parts_from(inputs.SPLIT_FROM):
         command_ = ValidateCommand(ValidateCommand.build_parser().parse_args([str(path)]),
                                    "ndagent-validate", Output())
