@@ -677,7 +677,7 @@ def test_a_codex_file_is_cut_only_where_a_thread_begins_and_not_for_validate(tmp
 @pytest.mark.parametrize("agent", ["cursor", "claude", "codex", "gemini", "opencode", "qwen",
                                    "amp", "antigravity", "copilot"])
 def test_the_bench_streams_print_the_same_in_parts(agent, tmp_path):
-    """The first 250 kB of each agent's bench stream (tests/bench/generate.py: hundreds
+    """The first 400 kB of each agent's bench stream (tests/bench/generate.py: hundreds
     of runs of every shape it makes; its first megabyte in 'make fuzz'), a bad line and
     a cut-off line put in: every verb prints in parts what it prints in one process,
     and each agent's FILE is cut for every converter."""
@@ -687,7 +687,7 @@ def test_the_bench_streams_print_the_same_in_parts(agent, tmp_path):
     from generate import generate
 
     path = tmp_path / f"bench-{agent}.ndjson"
-    generate(path, at_length(0.25, 1), seed=11, agent=agent)
+    generate(path, at_length(0.4, 1), seed=11, agent=agent)
     data = path.read_bytes()
     middle = data.index(b"\n", len(data) // 3) + 1
     path.write_bytes(data[:middle] + b"not json\n" + data[middle:] + data[:200])
