@@ -4,6 +4,7 @@ they are beside the clone), detection, and that the markers never change what it
 
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from ndagent.decoder import Event, iter_items
 from ndagent.formats import _claude_stream, claude
+from ndagent.formats._claude_calls import _says_denied
 from ndagent.model import FORGOTTEN, Note, RunEnd, RunStart, Text, ToolEnd, ToolStart
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -1188,3 +1190,21 @@ def test_a_verb_that_wants_only_the_calls_ends_gets_no_starts(tmp_path, needs):
                                      if event.__class__ is ToolEnd]
     assert [(end.kind, end.name, end.outcome) for end in ends] == [
         ("shell", "Bash", "success"), ("read", "Read", "error")]
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(st.lists(st.sampled_from(["Permission to use ", " has been denied", "x", "\n", " ",
+                                 "Permission", "denied"]), max_size=12).map("".join))
+def test_property_a_denial_is_told_as_its_pattern_tells_it(text):
+    """The denial of a tool's use is found with plain searches, a line at a time, where
+    its pattern (``Permission to use .+? has been denied``) was: the same answer."""
+    assert _says_denied(text) == (
+        re.search(r"Permission to use .+? has been denied", text) is not None)
+
+
+def test_a_line_of_many_permissions_is_read_at_once():
+    """The shape on which the lazy pattern took a minute (a tool's output is the
+    stream's, untrusted)."""
+    text = "Permission to use " * 20_000 + "\n has been denied"
+    assert not _says_denied(text)
+    assert _says_denied("Permission to use " * 20_000 + "x has been denied")

@@ -1,7 +1,6 @@
 """Claude Code's tool calls: their kinds, what they act on, and how they ended (the agent
 is ``claude``; this module declares none)."""
 
-import re
 
 # Claude's tools by common kind (docs/model.md#tool-kinds-per-agent); ``mcp__SERVER__TOOL``
 # is mcp, and a tool outside the table keeps its own name as its kind.
@@ -56,7 +55,7 @@ def outcome_of(block, kind):
     if block.get("is_error") is not True:
         return "success"
     text = _result_text(block.get("content"))
-    if text.startswith(_NOT_GRANTED) or _denied().search(text):
+    if text.startswith(_NOT_GRANTED) or _says_denied(text):
         return "permissionDenied"
     if text.startswith(_REFUSED):
         return "rejected"
@@ -65,14 +64,25 @@ def outcome_of(block, kind):
     return "error"
 
 
-_DENIED = None
+_PERMISSION, _DENIED = "Permission to use ", " has been denied"
 
 
-def _denied():
-    global _DENIED
-    if _DENIED is None:
-        _DENIED = re.compile(r"Permission to use .+? has been denied")
-    return _DENIED
+def _says_denied(text):
+    """Whether a line of ``text`` says "Permission to use X has been denied" (X one
+    character or more).  The first "Permission to use " of each line is tried alone: a
+    later one has no ending the first has not.  (A lazy pattern took time in the square
+    of a line of many of them.)"""
+    if _DENIED not in text:
+        return False
+    start = text.find(_PERMISSION)
+    while start >= 0:
+        line_end = text.find("\n", start)
+        if line_end < 0:
+            line_end = len(text)
+        if text.find(_DENIED, start + len(_PERMISSION) + 1, line_end) >= 0:
+            return True
+        start = text.find(_PERMISSION, line_end)
+    return False
 
 
 def _result_text(content):
