@@ -532,20 +532,21 @@ class StatsCommand(Command):
         them first (so that shares of the input count it alike), its duration, cost
         and calls in its main model's (``main``)."""
         outcome, duration, cost, tally = run
-        models = {}
-        for each, _ in every.values():
-            models.setdefault(each or model, [])
+        # Each model's messages, grouped in one pass (a pass over them all for each
+        # model took time in the product of the two).
+        of_model = {}
+        for key, part in every.items():
+            of_model.setdefault(part[0] or model, {})[key] = part
+        models = {name: [] for name in of_model}
         for part in parts:
             models[part[0] or model].append(part)
         for name, messages in models.items():
             here = name == main
             estimate = None if self.prices is None else self._estimate(
-                name, None, messages,
-                {key: part for key, part in every.items() if (part[0] or model) == name})
+                name, None, messages, of_model[name])
             self._priced(messages, model, estimate)
             usage = _usage_of(messages) if messages else _usage_of(
-                [part for part in every.values() if (part[0] or model) == name],
-                counted=False)
+                list(of_model[name].values()), counted=False)
             self._group(name).add_run(
                 outcome, duration if here else None, usage,
                 cost if here else None, tally if here else Tally(), estimate)
