@@ -450,3 +450,46 @@ def test_by_model_groups_a_run_of_thousands_of_models_each_once(call, write):
     found = {record["model"]: record for record in map(orjson.loads, out.splitlines())}
     assert len(found) == count
     assert all(found[f"m{n}"]["tokens"]["input"] == n for n in range(count))
+
+
+# Gemini chats: the whole documents before 0.39, the JSONL files since.
+
+def _gemini_message(key, kind="gemini", content="hi", tokens=True):
+    message = {"id": key, "timestamp": "2026-04-20T10:00:02.000Z", "type": kind,
+               "content": content, "model": "gemini-3-flash"}
+    if tokens:
+        message["tokens"] = {"input": 10, "output": 1, "cached": 0}
+    return message
+
+
+def _gemini_reader(lines):
+    """The events a Gemini chat's Reader makes of ``lines`` (objects), to its end."""
+    from ndagent.decoder import Event
+    from ndagent.formats.gemini_session import Reader
+
+    reader = Reader("chat.jsonl", checks=True)
+    found = []
+    for number, data in enumerate(lines, 1):
+        found += reader.event(Event("chat.jsonl", number, data))
+    return found + reader.finish()
+
+
+def test_a_gemini_document_numbers_its_messages_in_one_pass_whatever_its_ids_spelling():
+    """An id written otherwise than orjson writes it (``\\u00e9`` by Python's json) is
+    not found, and the message takes the line of the last found: each such search went
+    through the rest of the document (20 000 messages took tens of seconds)."""
+    import json
+
+    from ndagent.formats.gemini_session import document
+
+    count = 20000
+    messages = [_gemini_message(f"u-{index}", "user") if index % 2 == 0
+                else _gemini_message(f"\u00e9-{index}") for index in range(count)]
+    text = json.dumps({"sessionId": "s", "projectHash": "p", "messages": messages},
+                      indent=2).encode()
+    records = document(orjson.loads(text), text)
+    lines = text.split(b"\n")
+    assert len(records) == count + 1
+    for (line, message), (before, _) in zip(records[1::2], records[2::2]):
+        assert lines[line - 1].strip() == b"{" and f'"{message["id"]}"'.encode() in lines[line]
+        assert before == line  # the message after it, not found, is numbered as it

@@ -9,6 +9,8 @@ what the messages are is known only at the end of the file, so the runs are made
 there.  A run goes from one ``user`` message to the next."""
 
 import os
+import re
+from bisect import bisect_left
 from sys import getsizeof
 
 import orjson
@@ -46,6 +48,8 @@ _KINDS = {"read_file": "read", "read_many_files": "read", "write_file": "write",
           "write_todos": "updateTodos", "delegate_to_agent": "task"}
 _TARGET_KEYS = ("file_path", "absolute_path", "path", "command", "pattern", "query", "url",
                 "dir_path")
+# A string id as a pretty-printed document holds it (a JSON string: escapes are two bytes).
+_ID = re.compile(rb'"id": ("[^"\\]*(?:\\.[^"\\]*)*")')
 
 
 def may_decide(kind):
@@ -83,18 +87,32 @@ def document(value, text):
     # The messages are records of their own: the metadata keeps only their count.
     metadata = {**value, "messages": len(value["messages"])}
     records = [(1, metadata)]
-    at, line = 0, 1
+    ids = _id_positions(text)
+    at, line, last = 0, 1, -1
     for message in value["messages"]:
         found = -1
         if message.__class__ is dict and message.get("id").__class__ is str:
-            found = text.find(b'"id": ' + orjson.dumps(message["id"]), at)
-        if found >= 0:
+            positions = ids.get(orjson.dumps(message["id"]), ())
+            index = bisect_left(positions, at)
+            found = positions[index] if index < len(positions) else -1
+        # The same id found again (a duplicate id) begins where it began.
+        if found >= 0 and found != last:
             begins = text.rfind(b"{", at, found)
             begins = found if begins < 0 else begins
             line += text.count(b"\n", at, begins)
-            at = begins
+            at, last = begins, found
         records.append((line, message))
     return records
+
+
+def _id_positions(text):
+    """Where each ``"id": "..."`` is in a document's bytes, {the id as orjson writes it:
+    [its offsets, in order]}, made in one pass: an id written otherwise (``\\u00e9``)
+    is in none, and a search of the rest of the document for each would be quadratic."""
+    found = {}
+    for match in _ID.finditer(text):
+        found.setdefault(match.group(1), []).append(match.start())
+    return found
 
 
 def content_text(content):
