@@ -11,6 +11,7 @@ there.  A run goes from one ``user`` message to the next."""
 import os
 import re
 from bisect import bisect_left
+from collections import deque
 from sys import getsizeof
 
 import orjson
@@ -135,15 +136,19 @@ class Reader(SessionReader):
     def __init__(self, source, checks=False, needs=None):
         super().__init__(source, checks, needs)
         self.project = store_folder(source, "tmp")
-        self.messages = {}  # id -> (item, message), in order (a dict keeps it)
+        # id -> (item, message, the bytes it counts in ``bytes``), in order (a dict keeps
+        # it).
+        self.messages = {}
         self.bytes = 0
         self.objects = 0
         self.whole = False  # a whole document (its ids must be unique)
         self.notes = []
         self.overflow = False
         # The messages a rewind took back (their calls were made, and billed), [(id,
-        # model, usage)]: the run of the next message counts them, {its id: them}.
-        self.rewound = []
+        # model, usage)]: the run of the next message counts them, {its id: them}.  Deques:
+        # the lists of the messages a rewind takes back join at either end, the shorter
+        # into the longer (each copied whole would be quadratic in a chain of rewinds).
+        self.rewound = deque()
         self.carried = {}
 
     def event(self, item):
@@ -157,7 +162,9 @@ class Reader(SessionReader):
             return []
         if self.checks and self.whole and key in self.messages:
             self._note(item, "message-id", "a message id appears twice in the document")
-        self.messages.pop(key, None)  # appended again: it moves to where it is now
+        old = self.messages.pop(key, None)  # appended again: it moves to where it is now
+        if old is not None:
+            self.bytes -= old[2]
         size = json_size(data) + getsizeof(key)
         if self.bytes + size > MAX_MESSAGES_BYTES:
             if not self.overflow:
@@ -167,9 +174,9 @@ class Reader(SessionReader):
                                              "are not read")
             return []
         self.bytes += size
-        self.messages[key] = (item, data)
+        self.messages[key] = (item, data, size)
         if self.rewound:
-            self.carried[key], self.rewound = self.rewound, []
+            self.carried[key], self.rewound = self.rewound, deque()
         return []
 
     def _update(self, item, data):
@@ -184,22 +191,45 @@ class Reader(SessionReader):
         if update.__class__ is dict and update.get("messages").__class__ is list:
             self.messages.clear()
             self.bytes = 0
+            # Not counted (0 bytes): the line that holds them bounds them.
             for message in update["messages"]:
                 if message.__class__ is dict and message.get("id").__class__ is str:
-                    self.messages[message["id"]] = (item, message)
+                    self.messages[message["id"]] = (item, message, 0)
         target = data.get(REWIND)
         if target.__class__ is str:
             if target not in self.messages:
                 if self.checks:
                     self._note(item, "rewind", "$rewindTo names no message before it")
                 return
-            keys = list(self.messages)
-            for key in keys[keys.index(target):]:
-                message = self.messages.pop(key)[1]
-                self.rewound += self.carried.pop(key, [])
-                usage = _usage(message.get("tokens"))
-                if usage is not None:
-                    self.rewound.append((key, string(message.get("model")), usage))
+            self._rewind(target)
+
+    def _rewind(self, target):
+        """Take back the message ``target`` and every later one, in their order: those
+        are popped from the end (a copy of the ids to find it would cost as much as all
+        the messages at each rewind)."""
+        taken = []
+        key = None
+        while key != target:
+            key, (_, message, size) = self.messages.popitem()
+            self.bytes -= size
+            taken.append((key, message))
+        for key, message in reversed(taken):
+            self._carry(self.carried.pop(key, None))
+            usage = _usage(message.get("tokens"))
+            if usage is not None:
+                self.rewound.append((key, string(message.get("model")), usage))
+
+    def _carry(self, carried):
+        """Add what a message taken back carried (None: nothing) after ``rewound``."""
+        if not carried:
+            return
+        if not self.rewound:
+            self.rewound = carried
+        elif len(carried) > len(self.rewound):
+            carried.extendleft(reversed(self.rewound))
+            self.rewound = carried
+        else:
+            self.rewound.extend(carried)
 
     def _note(self, item, check, message):
         self.notes.append(Note(check=check, message=message, source=item.source,
@@ -208,7 +238,7 @@ class Reader(SessionReader):
     def finish(self):
         out = self.notes
         self.notes = []
-        for item, message in self.messages.values():
+        for item, message, _ in self.messages.values():
             self._message(item, message, out)
         self.messages.clear()
         if self.run is not None:
