@@ -167,12 +167,12 @@ def _read_input(command, name, state, output):
     detector = Detector(command.forced_agent)
     decision, loaded = inputs.detect_file(name, detector)
     records = None
+    # A document is also tried when its head did not decide: one larger than the head.
+    if detector.json_output is not None and (decision is None or decision[0] is None):
+        decision, records = _document(command, name, source, decision)
     if decision is not None and decision[0] is None:
-        if detector.json_output is not None:
-            decision, records = _document(command, name, source, decision)
-        if decision[0] is None:
-            command.not_read(Where(source, decision[1]), decision[2])
-            return
+        command.not_read(Where(source, decision[1]), decision[2])
+        return
     module = None if decision is None else decision[0]
     # A session file's runs end with it.
     if state.reader is not None and (command.per_input or state.reader.format is not module
@@ -205,10 +205,13 @@ def _read_input(command, name, state, output):
 def _document(command, name, source, decision):
     """An input that begins as a JSON document rather than lines: ``(decision,
     records)``, the records being the Events of the format whose ``document`` reads it
-    (docs/agents.md#whole-documents), or ``decision`` as it was (json output) with
-    None, or a decision not to read it that says why."""
+    (docs/agents.md#whole-documents), or ``decision`` as it was (json output, or None
+    for a FILE whose head did not decide) with None, or a decision not to read it that
+    says why."""
     text = inputs.read_document(name)
     if text is None:
+        if decision is None:  # not told from its head: read as lines, as it was
+            return None, None
         return (None, 1, f"input too large for a JSON document (more than "
                          f"{DOCUMENT_BYTES >> 20} MiB)"), None
     try:

@@ -545,3 +545,32 @@ def test_a_gemini_message_taken_back_or_appended_again_leaves_the_bound(monkeypa
     found = _gemini_reader(lines)
     assert not [event for event in found if event.__class__ is Note]
     assert [event.ok for event in found if event.__class__ is RunEnd] == [True, True]
+
+
+def test_a_gemini_document_larger_than_the_head_read_to_tell_the_agent_is_read(call, write):
+    """A document whose first MiB decides nothing (its lines hold no object) was
+    refused as json output: only a head that was the whole FILE was tried."""
+    messages = []
+    for index in range(4000):
+        messages += [_gemini_message(f"u-{index}", "user", "hello " * 20),
+                     _gemini_message(f"g-{index}", content="answer " * 20)]
+    text = orjson.dumps({"sessionId": "s", "projectHash": "p", "messages": messages},
+                        option=orjson.OPT_INDENT_2)
+    assert len(text) > inputs.DETECT_HEAD
+    found, status, err = runs(call, write(text, "session.json"))
+    assert (status, err, len(found)) == (0, "", 4000)
+    assert found[-1]["line"] == text[:text.index(b'"u-3999"')].count(b"\n")
+
+
+def test_a_stream_undecided_in_its_head_is_still_read_as_lines(call, write, monkeypatch):
+    """A FILE whose head decides nothing is tried as a document only when a line of
+    its head begins one; a stream that is none, or a document past the bound, is read
+    as lines as before: told by a later object, or json output."""
+    monkeypatch.setattr(inputs, "DETECT_HEAD", 100)
+    stream = case("claude/api-error").read_bytes()
+    path = write(b"{\n" + b'{"type": "noise"}\n' * 10 + stream)
+    assert runs(call, path)[1] == 1 and "json output" not in runs(call, path)[2]
+    monkeypatch.setattr(inputs, "DOCUMENT_BYTES", 1000)
+    document = case("gemini_session/whole-document").read_bytes()
+    assert len(document) > 1000
+    assert "json output, not stream-json" in runs(call, write(document))[2]
