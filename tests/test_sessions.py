@@ -574,3 +574,14 @@ def test_a_stream_undecided_in_its_head_is_still_read_as_lines(call, write, monk
     document = case("gemini_session/whole-document").read_bytes()
     assert len(document) > 1000
     assert "json output, not stream-json" in runs(call, write(document))[2]
+
+
+def test_a_gemini_document_written_compact_is_read_from_its_one_line(call, write):
+    """Its one line is the metadata's, with the messages in it (as ``jq -c`` writes
+    it): they were left unread, 0 runs."""
+    document = orjson.loads(case("gemini_session/whole-document").read_bytes())
+    found, status, _ = runs(call, write(orjson.dumps(document) + b"\n"))
+    pretty, _, _ = runs(call, case("gemini_session/whole-document"))
+    assert status == 1 and len(found) == len(pretty) > 0  # as the pretty one: a run failed
+    assert [run["usage"] for run in found] == [run["usage"] for run in pretty]
+    assert {run["line"] for run in found} == {1}

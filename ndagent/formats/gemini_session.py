@@ -16,6 +16,7 @@ from sys import getsizeof
 
 import orjson
 
+from ndagent.decoder import Event
 from ndagent.formats._session import SessionReader, number, store_folder, string
 from ndagent.formats.base import Format, first_string
 from ndagent.model import Note, Text, ToolEnd, ToolStart, epoch_ms, json_size
@@ -182,8 +183,14 @@ class Reader(SessionReader):
     def _update(self, item, data):
         if data.get("sessionId").__class__ is str and data.get("projectHash").__class__ is str:
             self.session_id = data["sessionId"]
-            # ``document`` leaves the count of messages in the metadata it makes.
-            self.whole = data.get("messages").__class__ is int
+            messages = data.get("messages")
+            # ``document`` leaves the count of messages in the metadata it makes; a
+            # document written compact is one line, its messages in it.
+            self.whole = messages.__class__ is int or messages.__class__ is list
+            if messages.__class__ is list:
+                for message in messages:
+                    if message.__class__ is dict:
+                        self.event(Event(item.source, item.line, message))
             return
         if self.checks and self.objects == 1:
             self._note(item, "metadata", "the first line is not the session's metadata line")
