@@ -395,21 +395,35 @@ def _decide(head, whole, detector):
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     # Not the last piece: a line cut by the head, or the file's last line, without a
-    # newline (after a last newline, the empty piece is taken as split takes it).
-    lines = _pieces(head, whole and head.endswith(b"\n"))
-    for number, line in enumerate(lines, 1):
-        try:
-            data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
-        except orjson.JSONDecodeError:
-            # As the decoder reads it: a lone surrogate, a number orjson cannot hold.
-            data = decode_line(line)
+    # newline (after a last newline, the empty piece is taken as split takes it), which
+    # counts only where it holds an object (a file of one line with no newline).
+    number = 0
+    for number, line in enumerate(_pieces(head, whole and head.endswith(b"\n")), 1):
+        data = _object(line)
         if data.__class__ is not dict:
             detector.other_line(line, number)
             continue
         found = detector.add(data, number)
         if found is not None:
             return found
-    return detector.end() if whole else None
+    if not whole:
+        return None
+    if not head.endswith(b"\n"):
+        data = _object(head[head.rfind(b"\n") + 1:])
+        if data.__class__ is dict:
+            found = detector.add(data, number + 1)
+            if found is not None:
+                return found
+    return detector.end()
+
+
+def _object(line):
+    """What a line decodes to, as the decoder reads it (a lone surrogate, a number orjson
+    cannot hold), or None where it cannot hold an object."""
+    try:
+        return orjson.loads(line) if line.rstrip().endswith(b"}") else None
+    except orjson.JSONDecodeError:
+        return decode_line(line)
 
 
 def _pieces(data, with_last):

@@ -321,20 +321,30 @@ def _decision_from_split(data, detector):
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     lines = head.split(b"\n")
-    if not whole or not head.endswith(b"\n"):
-        lines.pop()
+    last = None if whole and head.endswith(b"\n") else lines.pop()
     for number, line in enumerate(lines, 1):
-        try:
-            data = orjson.loads(line) if line.rstrip().endswith(b"}") else None
-        except orjson.JSONDecodeError:
-            data = None
+        data = _object(line)
         if data.__class__ is not dict:
             detector.other_line(line, number)
             continue
         found = detector.add(data, number)
         if found is not None:
             return found
-    return detector.end() if whole else None
+    if not whole:
+        return None
+    # A last line with no newline counts where it holds an object (a one-line file).
+    if last is not None and _object(last).__class__ is dict:
+        found = detector.add(_object(last), len(lines) + 1)
+        if found is not None:
+            return found
+    return detector.end()
+
+
+def _object(line):
+    try:
+        return orjson.loads(line) if line.rstrip().endswith(b"}") else None
+    except orjson.JSONDecodeError:
+        return None
 
 
 HEAD_LINES = [b'{"type":"system","subtype":"init","session_id":"s","model":"m"}',
@@ -363,6 +373,21 @@ def test_property_the_head_is_read_as_split_reads_it(lines, newline_at_end, bom,
         found = inputs.detect_head(file.name, Detector(None))
     expected = _decision_from_split(data, Detector(None))
     assert found == expected
+
+
+def test_a_file_of_one_line_with_no_newline_is_told_by_it(call, tmp_path):
+    """As from standard input: its one object tells its agent (it was passed over, as a
+    line the head may have cut, and the file read as Cursor's)."""
+    path = tmp_path / "one.ndjson"
+    golden = Path(__file__).parent / "golden" / "claude" / "success-tools" / "input.ndjson"
+    path.write_bytes(golden.read_bytes().split(b"\n")[0])
+    status, out, _ = call(validate_main, path)
+    assert b"no-result" in out and b"other-agent" not in out
+    # A Gemini chat document written compact with no newline (JSON.stringify's).
+    document = Path(__file__).parent / "golden" / "gemini_session" / "whole-document"
+    path.write_bytes(orjson.dumps(orjson.loads((document / "input.ndjson").read_bytes())))
+    status, out, _ = call(validate_main, path)
+    assert b"3 runs" in out, out
 
 
 def test_a_head_beyonddetect_head_is_not_whole(tmp_path, monkeypatch):
