@@ -49,6 +49,11 @@ LEAN_NOTE = ("Output limit of {:,} bytes reached: from here, tool bodies and thi
 # What a run keeps of its pieces before they are written, in characters: beyond it a
 # verb writes the complete ones (memory stays flat on any stream).
 KEEP_CHARS = 4 << 20
+# What it keeps behind a call still open (the pieces after it, its subagent's calls):
+# beyond it the call is written as it stands, pending, and what came after it follows.
+OPEN_CALL_CHARS = 8 << 20
+OPEN_CALL_SHOWN = ("a call stayed open while more than {:,} characters of the run came "
+                   "after it: it is shown pending, and its later subagent calls after it")
 
 NO_PROMPT = "The stream holds no prompt."
 NO_ANSWER = "No answer."
@@ -103,7 +108,7 @@ class Call:
 
     __slots__ = ("number", "call_id", "kind", "name", "target", "label", "info", "args",
                  "outcome", "result", "start_ms", "duration_ms", "children", "ended",
-                 "parent", "max_args", "max_result")
+                 "parent", "max_args", "max_result", "shown", "source", "line")
 
     def __init__(self, number, start, max_args, max_result):
         self.number = number
@@ -120,6 +125,8 @@ class Call:
         self.duration_ms = None
         self.children = []
         self.ended = False
+        self.shown = False  # whether it was handed on (its later end changes nothing)
+        self.source, self.line = start.source, start.line
 
     def end(self, end, result_text):
         self.ended = True
@@ -138,6 +145,10 @@ class Call:
 
     def size(self):
         return len(self.args or "") + len(self.result or "") + 200
+
+    def held(self):
+        """What it holds with its subagent calls, in characters."""
+        return self.size() + sum(child.held() for child in self.children)
 
     def summary(self):
         """The parts of its one-line summary: KIND, TARGET, OUTCOME, NAME, DURATION
@@ -231,8 +242,18 @@ class RunPieces:
         """A call ended; ``call``: its Call, or None when its start was not seen."""
         if call is None:
             call = self.call_started(end, None)
+        before = call.size()
         call.end(end, self.result_text)
-        self.kept += call.size()
+        if not call.shown:
+            self.kept += call.size() - before
+
+    def blocking(self):
+        """The call still open at the front, which the complete pieces behind it wait
+        for, or None."""
+        if not self.pieces:
+            return None
+        kind, value, _ = self.pieces[0]
+        return value if kind is CALL and not value.ended else None
 
     def _add(self, kind, value, size):
         self.pieces.append([kind, value, size])
@@ -252,7 +273,7 @@ class RunPieces:
             pieces.popleft()
             self.handed_on = True
             # A call's size grew at its end: what it holds now is let go.
-            self.kept -= value.size() if kind is CALL else size
+            self.kept -= value.held() if kind is CALL else size
             found.append(self._hand_on(kind, value))
         if not pieces:
             self.kept = 0
@@ -267,6 +288,7 @@ class RunPieces:
         return kind, value
 
     def _count(self, call):
+        call.shown = True
         self.outcomes[call.outcome] = self.outcomes.get(call.outcome, 0) + 1
         for child in call.children:
             self._count(child)
@@ -507,8 +529,18 @@ class TranscriptCommand(Command):
         self.warn(start, why + ": the oldest are shown pending", once="calls-dropped")
 
     def write_ready(self):
-        for piece in self.pieces.ready(everything=self.live):
+        pieces = self.pieces
+        for piece in pieces.ready(everything=self.live):
             self.put(piece)
+        # Memory stays flat behind a call left open: it is shown as it stands.
+        while pieces.kept > OPEN_CALL_CHARS:
+            call = pieces.blocking()
+            if call is None:
+                break
+            call.ended = True
+            self.warn(call, OPEN_CALL_SHOWN.format(OPEN_CALL_CHARS), once="open-call-shown")
+            for piece in pieces.ready(everything=self.live):
+                self.put(piece)
 
     def put(self, piece):
         """Write one piece of the run in hand, its transcript section begun first."""

@@ -118,9 +118,27 @@ def claude_deltas(megabytes):
         yield line
 
 
+def claude_task(megabytes):
+    """A Claude Task call left open while its subagent makes calls of 8 KB results,
+    about ``megabytes`` MB: what a transcript holds behind the open call is bounded."""
+    yield CLAUDE_INIT
+    yield (b'{"type":"assistant","message":{"id":"m0","role":"assistant","content":[{"type":'
+           b'"tool_use","id":"task","name":"Task","input":{"prompt":"p"}}]},'
+           b'"parent_tool_use_id":null,"session_id":"s-1"}\n')
+    result = b"r" * 8000
+    for index in range(megabytes * 1_000_000 // 8400):
+        call = b"c%d" % index
+        yield (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":'
+               b'[{"type":"tool_use","id":"%s","name":"Bash","input":{"command":"ls"}}]},'
+               b'"parent_tool_use_id":"task","session_id":"s-1"}\n' % (index + 1, call))
+        yield (b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result",'
+               b'"tool_use_id":"%s","content":"%s"}]},"parent_tool_use_id":"task",'
+               b'"session_id":"s-1"}\n' % (call, result))
+
+
 KINDS = {"shapes": shapes, "gemini-open": gemini_open, "codex-items": codex_items,
          "claude-open": claude_open, "codex-open": codex_open, "dense": dense,
-         "claude-deltas": claude_deltas}
+         "claude-deltas": claude_deltas, "claude-task": claude_task}
 
 
 def main(argv):

@@ -503,17 +503,23 @@ def test_open_calls_with_50_kb_args_or_ids_keep_memory_bounded(stream_args, argv
     (("dense", 20), ("validate",)),
     (("claude-deltas", 100), ("markdown",)),
     (("claude-deltas", 100), ("markdown", "--strict")),
+    (("claude-task", 60), ("markdown",)),
+    (("claude-task", 60), ("html",)),
 ])
 def test_what_readers_keep_of_a_run_is_bounded_in_bytes(stream_args, argv):
     """Issue 25 (M1, M2, M3, M5): 18 MB of Gemini calls never answered or of Codex items,
     each of 6000 empty objects (432 MB decoded: every verb kept them); 80 MB of Claude
     calls or Codex items with ids and names of 20 KB (kept by count); one line of 20 MB
     of empty objects (650 MB decoded); 100 MB of Claude deltas that a transcript holds
-    until it knows whether a whole line repeats them, unread or (--strict) decoded."""
+    until it knows whether a whole line repeats them, unread or (--strict) decoded; 60 MB
+    of a subagent's calls inside a Task left open, which a transcript holds until the
+    Task ends, up to transcript.OPEN_CALL_CHARS (276 MiB for 68 MB when unbounded)."""
     status, peak = peak_on(stream_args, [command(argv[0]), *argv[1:]])
     assert status in (0, 1)
-    # json keeps the newest items, up to model.NATIVE_BYTES (estimated).
-    most = PEAK_BOUND if stream_args[0] == "codex-items" and argv[0] == "json" else 64 << 20
+    # json keeps the newest items, up to model.NATIVE_BYTES (estimated); a transcript
+    # renders an open call's subagent calls at once when it shows it (peaks near 75 MiB).
+    most = PEAK_BOUND if (stream_args[0] == "codex-items" and argv[0] == "json"
+                          or stream_args[0] == "claude-task") else 64 << 20
     assert peak < most, f"peak RSS {peak >> 20} MiB"
 
 

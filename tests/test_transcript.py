@@ -15,6 +15,7 @@ from conftest import InProcess, command, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ndagent import transcript
 from ndagent.cmd_markdown import _BLANKS, _DELIMITER_ROW, fence, prose, text_cell
 from ndagent.terminal import escape_code, escape_prose
 from ndagent.transcript import Bounded
@@ -508,3 +509,30 @@ def test_deltas_that_no_line_of_text_repeats_are_read(tmp_path, monkeypatch):
         tail = (json.dumps(line) + "\n" + json.dumps(result) + "\n").encode()
         status, out, err = _every_way("markdown", stream + tail, tmp_path, monkeypatch)
         assert status == 0 and b"Let me look." in out, err
+
+
+def test_a_call_left_open_behind_too_much_is_shown_pending(monkeypatch):
+    """What comes after a call still open waits for its end, up to OPEN_CALL_CHARS:
+    past that, the call is written as it stands (pending, warned once) and what follows
+    it is written as it completes, so that memory stays flat under a Task left open."""
+    monkeypatch.setattr(transcript, "OPEN_CALL_CHARS", 30_000)
+    monkeypatch.setattr(transcript, "KEEP_CHARS", 10_000)
+    lines = [b'{"type":"system","subtype":"init","session_id":"s","tools":[],"model":"m"}',
+             b'{"type":"assistant","message":{"id":"m0","role":"assistant","content":[{'
+             b'"type":"tool_use","id":"task","name":"Task","input":{"prompt":"p"}}]},'
+             b'"parent_tool_use_id":null,"session_id":"s"}']
+    for index in range(20):
+        lines.append(b'{"type":"assistant","message":{"id":"m%d","role":"assistant",'
+                     b'"content":[{"type":"tool_use","id":"c%d","name":"Bash","input":{'
+                     b'"command":"ls"}}]},"parent_tool_use_id":"task","session_id":"s"}'
+                     % (index + 1, index))
+        lines.append(b'{"type":"user","message":{"role":"user","content":[{"type":'
+                     b'"tool_result","tool_use_id":"c%d","content":"%s"}]},'
+                     b'"parent_tool_use_id":"task","session_id":"s"}' % (index, b"r" * 5000))
+    lines.append(b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result",'
+                 b'"tool_use_id":"task","content":"done"}]},"parent_tool_use_id":null,'
+                 b'"session_id":"s"}')
+    status, out, err = InProcess()("markdown", b"\n".join(lines) + b"\n")
+    assert err.count(b"a call stayed open while more than 30,000 characters") == 1, err
+    assert b"<summary>task \xc2\xb7 pending \xc2\xb7 Task</summary>" in out
+    assert out.count(b"<summary>shell") == 20  # every subagent call, inside it or after
