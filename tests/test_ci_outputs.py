@@ -674,3 +674,22 @@ def test_a_one_line_field_is_cut_in_a_table_cell_and_a_case_s_name():
     model = "m" * 100_000
     assert table_code(model) == f"`{'m' * FIELD_LIMIT}...`"
     assert junit.case_name(1, 1, "claude", model).endswith(f" {'m' * FIELD_LIMIT}...")
+
+
+@pytest.mark.parametrize("argv", [("otel", "--content"), ("atif",)])
+def test_arguments_nested_as_deep_as_the_decoder_reads_are_written(argv):
+    """A call's arguments 1 000 levels deep (the decoder reads 1 024): below 64 levels
+    an object is written as its JSON text, since a walk that deep passed Python's
+    recursion limit (a traceback at 500)."""
+    deep = b'"x"'
+    for _ in range(1_000):
+        deep = b'{"k":' + deep + b"}"
+    stream = (b'{"type":"system","subtype":"init","session_id":"s","tools":[],"model":"m"}\n'
+              b'{"type":"assistant","message":{"id":"m0","role":"assistant","content":[{'
+              b'"type":"tool_use","id":"c1","name":"Bash","input":{"command":"ls","deep":'
+              + deep + b'}}]},"parent_tool_use_id":null,"session_id":"s"}\n'
+              b'{"type":"result","subtype":"success","is_error":false,"duration_ms":1,'
+              b'"num_turns":1,"result":"ok","session_id":"s"}\n')
+    status, out, err = RUN(*argv[:1], stream, *argv[1:])
+    assert status == 0, err
+    assert b'{\\"k\\":{\\"k\\":' in out  # the levels below, as text
