@@ -469,7 +469,8 @@ class _Suite:
     def __init__(self):
         self.cases = []
         self.run = None  # [start, number, diagnostics, errors {check: message}], in a run
-        self.stream = []  # the error diagnostics outside any run
+        self.stream = []  # the error diagnostics outside any run, the first TEXT_LINES
+        self.stream_more = 0  # and how many more
         self.out = []
         self.out_size = 0
         self.out_more = 0
@@ -490,7 +491,10 @@ class _Suite:
         self.out_line(text)
         if self.run is None:
             if severity == "error":
-                self.stream.append((message, text))
+                if len(self.stream) < junit.TEXT_LINES:
+                    self.stream.append((message, text))
+                else:
+                    self.stream_more += 1
             return
         _, _, lines, more, errors = self.run
         if len(lines) < junit.TEXT_LINES:
@@ -524,11 +528,9 @@ class _Suite:
     def text(self, source, index, given_origin):
         cases = self.cases
         if self.stream:
-            more = max(0, len(self.stream) - junit.TEXT_LINES)
             cases.append(junit.Case("stream", None, (
                 "failure", "invalid", self.stream[0][0],
-                junit.lines_text([text for _, text in self.stream[:junit.TEXT_LINES]],
-                                 more))))
+                junit.lines_text([text for _, text in self.stream], self.stream_more))))
         origin = self.earliest
         if origin is None:
             origin = self.origin

@@ -693,3 +693,14 @@ def test_arguments_nested_as_deep_as_the_decoder_reads_are_written(argv):
     status, out, err = RUN(*argv[:1], stream, *argv[1:])
     assert status == 0, err
     assert b'{\\"k\\":{\\"k\\":' in out  # the levels below, as text
+
+
+def test_junit_keeps_the_first_errors_outside_a_run_and_counts_the_rest():
+    """Of the errors outside any run (lines that are no JSON after it), the first
+    TEXT_LINES are kept for the stream's case and the rest counted (all were kept: 200 000
+    lines took 114 MB)."""
+    stream = (b'{"type":"system","subtype":"init","session_id":"s","tools":[],"model":"m"}\n'
+              b'{"type":"result","subtype":"success","is_error":false,"duration_ms":1,'
+              b'"num_turns":1,"result":"ok","session_id":"s"}\n' + b"noise\n" * 5_000)
+    _, out, _ = RUN("validate", stream, "--format", "junit")
+    assert f"… {5_000 - junit.TEXT_LINES} more".encode() in out
