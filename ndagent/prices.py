@@ -81,7 +81,9 @@ class Prices:
                 found = self.table.get(name)
                 if found is not None:
                     break
-        if len(self.found) < 1 << 16:
+        # Names as long as a real model's are remembered, a bounded number of them: the
+        # stream's names may be of any length.
+        if len(self.found) < 1 << 16 and len(model) <= 256:
             self.found[model] = found
         return found
 
