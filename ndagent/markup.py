@@ -10,7 +10,6 @@ it stands in, nor begin another.
 
 import re
 
-from ndagent.decoder import encode_value
 from ndagent.terminal import escape_controls, escape_field, escape_prose, quote
 
 # GitHub Actions workflow commands ('::error file=F,line=N,title=T::message'): what
@@ -128,21 +127,22 @@ def json_prose(text, limit=None):
     return _surrogates(escape_prose(text))
 
 
-# How many levels deep json_value writes a value's structure; below, an object or array
-# is written as its JSON text (a string): a walk as deep as the decoder reads (1 024
-# levels) passes Python's recursion limit, and OTLP's form takes four levels a level.
+# How many levels deep json_value writes a value's structure; an object or array below
+# is said to be left out: a walk as deep as the decoder reads (1 024 levels) passes
+# Python's recursion limit, and OTLP's form takes four levels a level.
 MAX_DEPTH = 64
+DEEPER = "[… nested deeper than 64 levels: left out …]"
 
 
 def json_value(value, limit=None, depth=0):
     """A JSON value of the stream with its strings made safe: each string as
     ``json_prose`` (cut to ``limit``), each key as a one-line field; an object or array
-    MAX_DEPTH levels down as its compact JSON text, made safe as a string is."""
+    MAX_DEPTH levels down as DEEPER."""
     kind = value.__class__
     if kind is str:
         return json_prose(value, limit)
     if depth >= MAX_DEPTH and (kind is dict or kind is list):
-        return json_prose(encode_value(value).data.decode("utf-8", "surrogatepass"), limit)
+        return DEEPER
     if kind is dict:
         return {json_field(str(key)): json_value(item, limit, depth + 1)
                 for key, item in value.items()}

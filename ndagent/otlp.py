@@ -14,7 +14,8 @@ from hashlib import sha256
 from ndagent import __version__
 from ndagent.figures import figure
 from ndagent.formats import get
-from ndagent.markup import json_field, json_prose, json_value
+from ndagent.markup import FIELD_LIMIT, json_field, json_prose, json_value
+from ndagent.terminal import shortened
 from ndagent.timeline import LATEST_MS, STREAM, stream_time, worst
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.41.0"
@@ -190,7 +191,9 @@ def run_request(run, end, ordinal, origin, content=None):
 
 
 def _field(text):
-    return None if text is None else json_field(str(text))
+    """A one-line field of a span, cut to FIELD_LIMIT characters: each span repeats the
+    run's (a session id of 200 KB made 100 MB of output of 500 messages)."""
+    return None if text is None else json_field(shortened(str(text), FIELD_LIMIT))
 
 
 def _calls_started(calls):
