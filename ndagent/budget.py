@@ -26,6 +26,22 @@ COST, TOOL_CALLS, TURNS, STOP_ON = 120, 121, 122, 123
 MAX_RESPONSES = 4096
 
 
+
+# How much of a call's target --stop-on searches, at each end of a longer one: a pattern
+# may take time in the square of the text it searches (``curl.*\|\s*sh`` on 1 MB of
+# "curl " took minutes, during which the agent ran unwatched).
+STOP_ON_CHARS = 16_384
+
+
+def _searched(pattern, target):
+    """Whether ``pattern`` matches in ``target``, or in its first and last STOP_ON_CHARS
+    characters where it is longer than both."""
+    if len(target) <= 2 * STOP_ON_CHARS:
+        return pattern.search(target) is not None
+    return (pattern.search(target, 0, STOP_ON_CHARS) is not None
+            or pattern.search(target[-STOP_ON_CHARS:]) is not None)
+
+
 class Budget:
     """The budgets given (None: no such budget; ``stop_on``: a compiled pattern, whose
     text is ``stop_on.pattern``), and what was counted against them."""
@@ -95,7 +111,7 @@ class Budget:
     def _passed_by_call(self, call):
         target = call.target
         if (self.stop_on is not None and target.__class__ is str
-                and self.stop_on.search(target)):
+                and _searched(self.stop_on, target)):
             return STOP_ON, (f'tool call "{quote(target)}" matched --stop-on '
                              f"'{self.stop_on.pattern}'")
         if self.max_tool_calls is not None and self.calls > self.max_tool_calls:

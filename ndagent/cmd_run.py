@@ -200,8 +200,10 @@ def add_budget_options(parser):
         "--stop-on", type=pattern, metavar="PATTERN",
         help="end the agent as soon as a tool call whose target (what 'ndagent text -v' "
              "prints after the action: a command, a path, a url, ...) PATTERN matches "
-             "(Python's regular expression, anywhere in it) starts; where the stream "
-             f"shows only calls' ends, as it ends (status {budget.STOP_ON})",
+             "(Python's regular expression, anywhere in it; in a target longer than "
+             f"{2 * budget.STOP_ON_CHARS:,} characters, in its first and last "
+             f"{budget.STOP_ON_CHARS:,}) starts; where the stream shows only calls' ends, "
+             f"as it ends (status {budget.STOP_ON})",
     ).brief = f"end the agent as a call matching it starts (status {budget.STOP_ON})"
     prices = parser.add_argument(
         "--prices", metavar="FILE",

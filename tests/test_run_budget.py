@@ -427,3 +427,18 @@ def test_prices_without_a_cost_limit_is_a_usage_error():
     assert b"--prices" in done.stderr and b"--max-cost" in done.stderr
     assert done.stderr.count(b"\n") <= 3 and done.stdout == b""
 
+
+
+def test_stop_on_searches_a_long_target_at_both_ends():
+    """In a call's target longer than twice STOP_ON_CHARS, the pattern is searched in
+    its first and last STOP_ON_CHARS: a pattern may take time in the square of what it
+    searches (``curl.*\\|\\s*sh`` over 1 MB of "curl " took minutes, the agent
+    unwatched meanwhile)."""
+    from ndagent.budget import STOP_ON_CHARS, _searched
+
+    pattern = re.compile(r"curl.*\|\s*sh")
+    padding = "x" * (3 * STOP_ON_CHARS)
+    assert _searched(pattern, "curl a | sh " + padding)
+    assert _searched(pattern, padding + " curl a | sh")
+    assert not _searched(pattern, padding + " curl a | sh " + padding)
+    assert not _searched(pattern, "curl " * 200_000)
