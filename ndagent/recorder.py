@@ -19,7 +19,7 @@ class Call:
     """One tool call of a run, as its start and end told it."""
 
     __slots__ = ("call_id", "name", "kind", "args", "parent", "model_call_id",
-                 "start_line", "end_line", "outcome", "result")
+                 "start_line", "end_line", "outcome", "result", "kept")
 
     def __init__(self, event):
         self.call_id = event.call_id
@@ -29,6 +29,7 @@ class Call:
         self.parent = event.parent
         self.model_call_id = event.model_call_id
         self.start_line = self.end_line = None
+        self.kept = False  # whether its run keeps it (at most MAX_CALLS)
         self.outcome = "pending"
         self.result = None
 
@@ -144,13 +145,15 @@ class RunRecorder(Command):
         call = Call(start)
         call.start_line = start.line
         call.args = self._content(run, start.args)
-        run.timeline.add(start.line, stream_time(start))
         self._add_call(run, call)
+        if call.kept:  # the times of the calls left out are not kept either
+            run.timeline.add(start.line, stream_time(start))
         return call, 64
 
     def _add_call(self, run, call):
         if len(run.calls) < MAX_CALLS:
             run.calls.append(call)
+            call.kept = True
         else:
             run.dropped += 1
             self.warn(run.start, f"more than {MAX_CALLS} tool calls in one run: the rest "
@@ -170,7 +173,8 @@ class RunRecorder(Command):
             call.name = end.name
         if call.kind is None:
             call.kind = end.kind
-        run.timeline.add(end.line, stream_time(end))
+        if call.kept:
+            run.timeline.add(end.line, stream_time(end))
 
     def end_run(self, end, pending):
         run = self.run if self.run is not None and self.run.start is end.start else Run(

@@ -704,3 +704,24 @@ def test_junit_keeps_the_first_errors_outside_a_run_and_counts_the_rest():
               b'"num_turns":1,"result":"ok","session_id":"s"}\n' + b"noise\n" * 5_000)
     _, out, _ = RUN("validate", stream, "--format", "junit")
     assert f"… {5_000 - junit.TEXT_LINES} more".encode() in out
+
+
+def test_the_calls_an_otel_run_leaves_out_leave_no_times_behind(monkeypatch):
+    """Past MAX_CALLS calls in a run the rest are left out, said once, and so are their
+    times (each call's lines were timed all the same: 800 000 calls kept 800 000 times,
+    260 MB)."""
+    from ndagent import recorder, timeline
+
+    monkeypatch.setattr(recorder, "MAX_CALLS", 5)
+    timed = []
+    add = timeline.Timeline.add
+    monkeypatch.setattr(timeline.Timeline, "add",
+                        lambda self, line, time_ms: (timed.append(line), add(self, line, time_ms)))
+    lines = [b'{"type":"system","subtype":"init","session_id":"s","tools":[],"model":"m"}']
+    lines += [b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{'
+              b'"type":"tool_use","id":"c%d","name":"Bash","input":{"command":"ls"}}]},'
+              b'"parent_tool_use_id":null,"session_id":"s","timestamp":'
+              b'"2026-01-01T00:00:00.000Z"}' % (index, index) for index in range(50)]
+    status, out, err = RUN("otel", b"\n".join(lines) + b"\n")
+    assert err.count(b"more than 5 tool calls in one run") == 1, err
+    assert len(timed) < 20
