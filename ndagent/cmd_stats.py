@@ -229,7 +229,7 @@ class StatsCommand(Command):
         self.form = form
         self.junit = form == "junit"
         self.suite = []  # with --format junit: the cases of the FILE in hand
-        self.answers = []  # and its runs' answers, for <system-out>
+        self.answers = junit.SystemOut()  # and its runs' answers, for <system-out>
         self.suites = 0
         self.first_time = None  # and its earliest stream time
         # With --format markdown --by run: the rows kept (within --max-bytes), and how
@@ -467,8 +467,8 @@ class StatsCommand(Command):
                                      duration, result))
         answer = self.format.answer(end)
         if answer:
-            self.answers.append(f"run {number} (line {start.line}): answer\n"
-                                f"{cut(answer, ANSWER_LIMIT)}\n")
+            self.answers.add(f"run {number} (line {start.line}): answer\n"
+                             f"{cut(answer, ANSWER_LIMIT)}\n")
 
     def end_input(self, source, events):
         if self.junit:
@@ -486,9 +486,9 @@ class StatsCommand(Command):
         if origin is None:
             origin = options.time_origin(self.args.time_origin, source)
         self.out.write(junit.suite(source, self.suites, self.suite, origin,
-                                   "".join(self.answers)).encode("utf-8", "replace"))
+                                   self.answers).encode("utf-8", "replace"))
         self.suites += 1
-        self.suite, self.answers, self.first_time = [], [], None
+        self.suite, self.answers, self.first_time = [], junit.SystemOut(), None
 
     def _key(self, start, model, day):
         """The group of a run for --by."""

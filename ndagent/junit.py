@@ -5,9 +5,10 @@ FILE's cases are; this module writes them, every stream string escaped
 element and attribute it requires, in its order) and the lenient Jenkins one."""
 
 import time
+from collections import deque
 
 from ndagent import __version__
-from ndagent.markup import FIELD_LIMIT, cut, xml_attribute, xml_text
+from ndagent.markup import FIELD_LIMIT, cut, cut_of, xml_attribute, xml_text
 from ndagent.terminal import shortened
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n'
@@ -40,6 +41,35 @@ def case_name(number, line, agent, model):
     return f"run {number} (line {line}): {agent} {shortened(model, FIELD_LIMIT) if model else '-'}"
 
 
+class SystemOut:
+    """What a suite's ``<system-out>`` holds, added a piece at a time and kept as ``cut``
+    cuts it at ``limit``: its first ``limit`` characters, its last quarter of them and
+    its length, however many runs a FILE holds."""
+
+    def __init__(self, limit=SYSTEM_OUT_LIMIT):
+        self.limit = limit
+        self.head, self.head_size = [], 0
+        self.tail, self.tail_size = deque(), 0
+        self.length = 0
+
+    def add(self, text):
+        self.length += len(text)
+        if self.head_size < self.limit:
+            self.head.append(text)
+            self.head_size += len(text)
+        tail = self.tail
+        tail.append(text)
+        self.tail_size += len(text)
+        while len(tail) > 1 and self.tail_size - len(tail[0]) >= self.limit // 4:
+            self.tail_size -= len(tail.popleft())
+
+    def text(self):
+        head = "".join(self.head)
+        if self.length <= self.limit:
+            return head
+        return cut_of(head, "".join(self.tail), self.length, self.limit)
+
+
 def lines_text(lines, more):
     """A failure's text: its first lines, then how many more there were."""
     text = "".join(line + "\n" for line in lines)
@@ -53,7 +83,7 @@ def _seconds(duration_ms):
 def suite(source, index, cases, timestamp_ms, system_out):
     """The ``<testsuite>`` of the FILE ``source``, the ``index``th (0-based) of the
     document: its ``cases``, the time of its first event (epoch milliseconds), and what
-    ``<system-out>`` holds (cut to SYSTEM_OUT_LIMIT)."""
+    ``<system-out>`` holds (a SystemOut, or a text cut to SYSTEM_OUT_LIMIT)."""
     name = xml_attribute(source)
     failures = sum(1 for case in cases if case.result and case.result[0] == "failure")
     errors = sum(1 for case in cases if case.result and case.result[0] == "error")
@@ -66,7 +96,9 @@ def suite(source, index, cases, timestamp_ms, system_out):
              f'      <property name="ndagent.version" value="{__version__}"/>',
              "    </properties>"]
     lines += [_case(case, name) for case in cases]
-    lines.append(f"    <system-out>{xml_text(cut(system_out, SYSTEM_OUT_LIMIT))}</system-out>")
+    shown = system_out.text() if system_out.__class__ is SystemOut else cut(
+        system_out, SYSTEM_OUT_LIMIT)
+    lines.append(f"    <system-out>{xml_text(shown)}</system-out>")
     lines += ["    <system-err></system-err>", "  </testsuite>"]
     return "\n".join(lines) + "\n"
 

@@ -97,9 +97,16 @@ def cut(text, limit):
     that ended it).  Escape after cutting, so that no spelt-out escape is split."""
     if len(text) <= limit:
         return text
-    tail = limit // 4
-    omitted = f"\n[… {len(text) - limit:,} characters omitted …]\n"
-    return text[:limit - tail] + omitted + (text[len(text) - tail:] if tail else "")
+    return cut_of(text, text, len(text), limit)
+
+
+def cut_of(head, tail, length, limit):
+    """What ``cut`` makes of a text of ``length`` characters, more than ``limit``, that
+    begins with ``head`` and ends with ``tail`` (each at least as long as what it keeps
+    of them): a text kept in part as it came."""
+    keep = limit // 4
+    omitted = f"\n[… {length - limit:,} characters omitted …]\n"
+    return head[:limit - keep] + omitted + (tail[len(tail) - keep:] if keep else "")
 
 
 # Lone surrogates (a JSON "\ud800") cannot be written as UTF-8: spelt out, as Python

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ndagent import junit
 from ndagent.formats import get
-from ndagent.markup import FIELD_LIMIT, table_code, workflow_command
+from ndagent.markup import FIELD_LIMIT, cut, table_code, workflow_command
 
 GOLDENS = sorted(GOLDEN.glob("*/*/input.ndjson"))
 RUN = InProcess()
@@ -725,3 +725,15 @@ def test_the_calls_an_otel_run_leaves_out_leave_no_times_behind(monkeypatch):
     status, out, err = RUN("otel", b"\n".join(lines) + b"\n")
     assert err.count(b"more than 5 tool calls in one run") == 1, err
     assert len(timed) < 20
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=30), st.integers(0, 120))
+def test_property_system_out_keeps_what_cut_keeps(pieces, limit):
+    """A suite's <system-out> kept a piece at a time (its head, its tail and its length)
+    is what cutting the whole text gives: stats kept every run's answer until the end of
+    its FILE (8 000 runs of 10 KB answers took 187 MB)."""
+    kept = junit.SystemOut(limit)
+    for piece in pieces:
+        kept.add(piece)
+    assert kept.text() == cut("".join(pieces), limit)
