@@ -21,7 +21,8 @@ from pathlib import Path
 # fixture), in this order.
 MODULES = ("test_robustness", "test_prefilter", "test_decoder", "test_inputs", "test_totals",
            "test_validate_quick", "test_split", "test_cut_runs", "test_hostile_fields",
-           "test_transcript", "test_terminal", "test_format_claude")
+           "test_transcript", "test_terminal", "test_format_claude",
+           "test_ci_outputs")
 
 
 def fuzzed():
