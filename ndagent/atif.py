@@ -121,16 +121,17 @@ def _items(calls, prompts=(), thinking=(), texts=()):
     return [item[3] for item in sorted(items, key=lambda item: item[:3])]
 
 
-def _step_json(number, step, timeline, model, limit, subagents, messages=None):
-    """A step as ATIF writes it; ``messages``: the run's Message events by key, whose
-    figures are their agent steps' ``metrics``."""
+def _step_json(number, step, timeline, model_name, limit, subagents, messages=None):
+    """A step as ATIF writes it; ``model_name``: the run's model as written (or None);
+    ``messages``: the run's Message events by key, whose figures are their agent steps'
+    ``metrics``."""
     found = {"step_id": number}
     stamp = timeline.times.get(step.line)
     if stamp is not None:
         found["timestamp"] = _iso(stamp)
     found["source"] = step.source
-    if model is not None and step.source == "agent":
-        found["model_name"] = json_field(model)
+    if model_name is not None and step.source == "agent":
+        found["model_name"] = model_name
     found["message"] = json_prose("".join(step.texts))
     if step.thoughts:
         found["reasoning_content"] = json_prose(THINKING_SEPARATOR.join(step.thoughts))
@@ -241,6 +242,8 @@ def trajectory(run, end, limit=None):
     key order; ``limit``: --max-chars for arguments and results (None: whole)."""
     start = run.start
     model = end.model if end.model is not None else start.model
+    # Escaped once: each agent step repeats it.
+    model_name = None if model is None else json_field(str(model))
     main = [call for call in run.calls if call.parent is None]
     children = {}
     for call in run.calls:
@@ -256,7 +259,8 @@ def trajectory(run, end, limit=None):
     failure = None if end.ok or end.cutoff or end.failure is None else json_prose(
         str(end.failure))
     messages = {message.key: message for message in run.messages}
-    steps_json = [_step_json(number, step, run.timeline, model, limit, subagents, messages)
+    steps_json = [_step_json(number, step, run.timeline, model_name, limit, subagents,
+                             messages)
                   for number, step in enumerate(steps, 1)]
     if not steps_json:
         steps_json = [{"step_id": 1, "source": "system",
@@ -268,8 +272,8 @@ def trajectory(run, end, limit=None):
         found["session_id"] = json_field(str(start.session_id))
     agent_json = {"name": get(agent).interchange[0],
                   "version": UNKNOWN if version is None else json_field(str(version))}
-    if model is not None:
-        agent_json["model_name"] = json_field(str(model))
+    if model_name is not None:
+        agent_json["model_name"] = model_name
     agent_json["extra"] = {"ndagent_agent": agent,
                            **({} if start.cwd is None else {"cwd": json_field(str(start.cwd))})}
     found["agent"] = agent_json

@@ -25,8 +25,6 @@ COST, TOOL_CALLS, TURNS, STOP_ON = 120, 121, 122, 123
 # forgotten and seen again counts again: never with the calls of one response in order).
 MAX_RESPONSES = 4096
 
-
-
 # How much of a call's target --stop-on searches, at each end of a longer one: a pattern
 # may take time in the square of the text it searches (``curl.*\|\s*sh`` on 1 MB of
 # "curl " took minutes, during which the agent ran unwatched).
